@@ -1,0 +1,42 @@
+"""donutbox: the digital home of the donut card game.
+
+The public API is re-exported here from the pure rules core::
+
+    import donutbox
+    game = donutbox.Game.new(rules=donutbox.Rules(), players=2, seed=7)
+    move = game.legal_moves()[0]
+    game.play(move)
+"""
+
+from .core import (
+    FORMAT,
+    GAME_INFO,
+    STANDARD_DECK,
+    Delivery,
+    DonutboxError,
+    Game,
+    IllegalMove,
+    Move,
+    NotationError,
+    PlayerView,
+    RecordError,
+    Rules,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FORMAT",
+    "GAME_INFO",
+    "STANDARD_DECK",
+    "Delivery",
+    "DonutboxError",
+    "Game",
+    "IllegalMove",
+    "Move",
+    "NotationError",
+    "PlayerView",
+    "RecordError",
+    "Rules",
+    "__version__",
+]

@@ -1,0 +1,130 @@
+"""Speed measurements behind ``donutbox bench`` (figures in docs/performance.md).
+
+Three measures, for Squared Away and Splitzkies under One Good Match, all on
+one core (the process is single-threaded):
+
+1. legal-move generation: one ``legal_moves()`` call on each position at
+   ply 30 of seeded random games, timed on its first call in that position
+   (as a player meets it), median and p99 over the positions;
+2. random full games per second, with the full legal-move list made at every
+   ply and a uniformly random choice from it;
+3. playouts per second with ``sample_move`` (draw a candidate, check it).
+
+Memo tables (fits per face and requirement, moves per place) fill during the
+first games of a process; a short warm-up of 20 games runs first so that the
+figures describe a process that has been playing, like a server or an AI.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+from .core import Game, Rules
+from .core.sampling import sample_move
+
+LAYOUTS = ("squared-away", "splitzkies")
+PLY = 30
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()} "
+        f"({platform.python_implementation()}), {platform.system()}"
+    )
+
+
+def _random_game(rules: Rules, seed: int) -> int:
+    game = Game.new(rules, 2, seed)
+    rng = random.Random(seed)
+    plies = 0
+    while not game.finished:
+        moves = game.legal_moves()
+        game.play(moves[rng.randrange(len(moves))])
+        plies += 1
+    return plies
+
+
+def movegen(rules: Rules, positions: int, seed: int) -> list[float]:
+    """Seconds of the first legal_moves() call at ply 30, one per position."""
+    times = []
+    s = seed
+    while len(times) < positions:
+        game = Game.new(rules, 2, s)
+        rng = random.Random(s)
+        s += 1
+        while not game.finished and game.ply < PLY:
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        if game.finished:
+            continue
+        t0 = time.perf_counter()
+        game.legal_moves()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def games_per_second(rules: Rules, games: int, seed: int) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    plies = 0
+    for s in range(seed, seed + games):
+        plies += _random_game(rules, s)
+    dt = time.perf_counter() - t0
+    return games / dt, plies / games
+
+
+def playouts_per_second(rules: Rules, playouts: int, seed: int) -> float:
+    t0 = time.perf_counter()
+    for s in range(seed, seed + playouts):
+        game = Game.new(rules, 2, s)
+        rng = random.Random(s)
+        while not game.finished:
+            game.play(sample_move(game, rng))
+    return playouts / (time.perf_counter() - t0)
+
+
+def run_bench(
+    positions: int = 400,
+    games: int = 200,
+    playouts: int = 400,
+    seed: int = 1,
+    out: Callable[[str], None] = print,
+) -> dict[str, dict[str, float]]:
+    out(f"machine: {machine()}")
+    results: dict[str, dict[str, float]] = {}
+    for layout in LAYOUTS:
+        rules = Rules(layout=layout)  # type: ignore[arg-type]
+        for s in range(10_000, 10_020):  # warm-up, other seeds than the measured ones
+            _random_game(rules, s)
+        times = sorted(movegen(rules, positions, seed))
+        median = statistics.median(times) * 1e6
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6
+        gps, length = games_per_second(rules, games, seed)
+        pps = playouts_per_second(rules, playouts, seed)
+        results[layout] = {
+            "movegen_median_us": median,
+            "movegen_p99_us": p99,
+            "games_per_s": gps,
+            "plies_per_game": length,
+            "playouts_per_s": pps,
+        }
+        out(
+            f"{rules.label()}: legal moves at ply {PLY}: median {median:.0f} µs, "
+            f"p99 {p99:.0f} µs ({positions} positions); random games {gps:.0f}/s "
+            f"({games} games, {length:.1f} plies each); sampling playouts {pps:.0f}/s "
+            f"({playouts} games)"
+        )
+    return results

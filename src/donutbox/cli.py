@@ -1,0 +1,297 @@
+"""The ``donutbox`` command.
+
+Every command has ``--help``.  Bad input never shows a traceback: a record
+that cannot be read gives a one-line reason on standard error and exit
+status 2; an illegal move in a record gives status 1 (RULES.md section 9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .core import DonutboxError, Game, IllegalMove, RecordError, Rules, replay
+from .core.cards import check_face
+from .core.record import setup
+from .summary import replay_summary, sorted_moves
+
+#: Records larger than this are refused unread (a real record is a few KiB).
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+
+class UsageError(Exception):
+    """Bad command-line arguments: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise RecordError(f"not valid JSON: {name} is not a number in JSON")
+
+
+def read_record(source: str) -> dict[str, Any]:
+    """Read a record from a path or ``-`` (standard input); RecordError if unreadable."""
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+        else:
+            path = Path(source)
+            if path.is_dir():
+                raise RecordError(f"cannot read {source}: it is a directory")
+            with path.open("rb") as fh:
+                data = fh.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise RecordError(f"cannot read {source}: {err.strerror or err}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise RecordError(f"record is larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise RecordError(f"record is not UTF-8 (byte {err.start})") from None
+    if not text.strip():
+        raise RecordError("empty input: expected a JSON game record")
+    try:
+        record = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise RecordError(
+            f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from None
+    except RecursionError:
+        raise RecordError("not valid JSON: nested too deeply") from None
+    if not isinstance(record, dict):
+        raise RecordError("a record must be a JSON object")
+    return record
+
+
+def _rules_from(args: argparse.Namespace) -> Rules:
+    return Rules(match=args.match, layout=args.layout, closers=args.closers)
+
+
+def _add_rule_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--match", choices=["one-good-match", "perfect-match"], default="one-good-match",
+        help="matching rule (default: one-good-match)",
+    )
+    p.add_argument(
+        "--layout", choices=["squared-away", "splitzkies"], default="squared-away",
+        help="layout rule (default: squared-away)",
+    )
+    p.add_argument("--closers", action="store_true", help="Coffee's For Closers: the sealer scores")
+
+
+def _dump(obj: object) -> str:
+    return json.dumps(obj, indent=1, ensure_ascii=False)
+
+
+# -- commands ------------------------------------------------------------------
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    record = read_record(args.record)
+    game, error = replay(record)
+    summary = replay_summary(game, error)
+    if args.json:
+        print(_dump(summary))
+    else:
+        from .render.text import game_text
+
+        _console().print(game_text(game))
+        if error:
+            print(f"move {error[0]} ({error[1]}) is illegal: {error[2]}", file=sys.stderr)
+    return 1 if error else 0
+
+
+def cmd_moves(args: argparse.Namespace) -> int:
+    record = read_record(args.record)
+    cards = [_face_arg(f) for f in (args.card or [])]
+    game, error = replay(record)
+    if cards and not game.free:
+        raise UsageError("donutbox moves: --card is only for a free game (a dealt game uses the tray)")
+    moves = [str(m) for m in sorted_moves(game.legal_moves(cards=cards))]
+    if args.json:
+        print(_dump({"moves": moves}))
+    else:
+        print("\n".join(moves))
+    if error:
+        print(f"move {error[0]} ({error[1]}) is illegal: {error[2]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _face_arg(text: str) -> str:
+    try:
+        return check_face(text)
+    except DonutboxError as err:
+        raise UsageError(f"--card: {err}") from None
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    if args.names:
+        names: Sequence[str] | int = [n.strip() for n in args.names.split(",")]
+        if any(not n for n in names):
+            raise UsageError("donutbox new: --names must be non-empty names separated by commas")
+    else:
+        names = args.players
+    try:
+        game = Game.new(_rules_from(args), names, args.seed)
+    except DonutboxError:
+        raise
+    except ValueError as err:
+        raise UsageError(f"donutbox new: {err}") from None
+    text = _dump(game.to_record()) + "\n"
+    if args.out:
+        _write_new(Path(args.out), text)
+        print(f"wrote {args.out} (seed {game.seed})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _write_new(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .render.text import LEGEND, game_text
+
+    record = read_record(args.record)
+    game, moves, end = setup(record)
+    upto = len(moves) if args.ply is None else args.ply
+    if not 0 <= upto <= len(moves):
+        raise UsageError(f"donutbox show: --ply must be from 0 to {len(moves)}")
+    status = 0
+    for ply, move in enumerate(moves[:upto]):
+        try:
+            game.play(move)
+        except IllegalMove as err:
+            print(f"move {ply} ({move}) is illegal: {err}; showing the position before it",
+                  file=sys.stderr)
+            status = 1
+            break
+    else:
+        if end and upto == len(moves):
+            game.end()
+    console = _console(no_color=args.no_color)
+    console.print(game_text(game, reveal=args.reveal))
+    if not args.no_legend:
+        console.print(LEGEND, style="dim")
+    return status
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    run_bench(
+        positions=args.positions, games=args.games, playouts=args.playouts,
+        seed=args.seed, out=print,
+    )
+    return 0
+
+
+def _console(no_color: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False,
+                   soft_wrap=True)
+
+
+# -- the parser ----------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="donutbox",
+        description="The donut card game: records, rules engine and tools.",
+    )
+    parser.add_argument("--version", action="version", version=f"donutbox {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("replay", help="replay a record and report the result",
+                       description="Replay a game record (a path, or - for standard input).")
+    p.add_argument("record", help="record file, or - for standard input")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (RULES.md 9)")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("moves", help="list the legal moves of the player to move",
+                       description="Replay a record and list every legal action of the "
+                       "player to move.")
+    p.add_argument("record", help="record file, or - for standard input")
+    p.add_argument("--json", action="store_true", help='print {"moves": [...]}')
+    p.add_argument("--card", action="append", metavar="FACE",
+                   help="free game only: a face whose placements to list (repeatable)")
+    p.set_defaults(func=cmd_moves)
+
+    p = sub.add_parser("new", help="write a fresh seeded record",
+                       description="Deal a new game with standard decks and print its record.")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--players", type=int, default=2, help="number of players, 2 to 4")
+    group.add_argument("--names", help="player names separated by commas, in turn order")
+    p.add_argument("--seed", type=int, help="shuffle seed, 0 to 2**64-1 (default: random)")
+    _add_rule_options(p)
+    p.add_argument("--out", help="write the record to this file instead of standard output")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("show", help="draw a record's counter in the terminal",
+                       description="Draw the counter, scores, piles and the tray of the "
+                       "player to move.")
+    p.add_argument("record", help="record file, or - for standard input")
+    p.add_argument("--ply", type=int, help="show the position after this many moves")
+    p.add_argument("--reveal", action="store_true", help="show every player's tray")
+    p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
+    p.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("bench", help="measure the engine's speed",
+                       description="Move generation, random games and playouts per second, "
+                       "for Squared Away and Splitzkies (One Good Match), on one core.")
+    p.add_argument("--positions", type=int, default=400, help="positions at ply 30 to time")
+    p.add_argument("--games", type=int, default=200, help="random full games per layout")
+    p.add_argument("--playouts", type=int, default=400, help="sampling playouts per layout")
+    p.add_argument("--seed", type=int, default=1, help="first seed")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return int(args.func(args))
+    except UsageError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    except DonutboxError as err:
+        print(f"donutbox: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # no traceback ever reaches a user
+        if os.environ.get("DONUTBOX_DEBUG"):
+            raise
+        print(f"donutbox: internal error ({type(err).__name__}: {err}); "
+              "set DONUTBOX_DEBUG=1 for details", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

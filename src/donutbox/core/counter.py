@@ -1,0 +1,355 @@
+"""The counter: the shared table of cards, its runs and its open places.
+
+Everything that changes between moves is kept up to date incrementally
+instead of being rescanned:
+
+- ``cells``: occupied cell -> packed donut code (flavour, roll, owner, delivered);
+- ``run_of`` / ``runs``: each not-delivered cell's run, each run as an
+  immutable ``Run`` (its cells, how many empty-cell edges it still has open,
+  rolls and holdings).  Runs merge small-into-large on placement; a run whose
+  open-edge count reaches 0 is sealed;
+- ``places``: every card position that is empty and touches a not-delivered
+  donut, with its *requirement* (see ``matching``).  Only the positions near
+  a change are refreshed.
+
+Copying is a handful of shallow ``dict.copy()`` calls: all values are ints or
+immutable tuples.  The counter knows nothing of players' turns or scores.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from .cards import FLAVOUR_INDEX, FLAVOURS
+from .geometry import EAST, NEIGHBOURS, OUTSIDE, PLACE_ZONE, SOUTH, cell, cell_zone, xy
+
+# Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
+# bits 4-6 owner + 1 (0 = neutral start card).
+FLAVOUR_BITS: Final = 3
+ROLL_BIT: Final = 4
+DELIVERED_BIT: Final = 8
+OWNER_SHIFT: Final = 4
+
+_OUT0, _OUT1, _OUT2, _OUT3 = OUTSIDE
+_A0, _B0 = _OUT0
+_A1, _B1 = _OUT1
+_A2, _B2 = _OUT2
+_A3, _B3 = _OUT3
+_SE: Final = EAST + SOUTH
+
+
+_OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
+#: Holdings of a run of one donut, by owner (-1: the neutral start card).
+_HELD_ONE: Final = {
+    -1: (0, 0, 0, 0),
+    0: (1, 0, 0, 0),
+    1: (0, 1, 0, 0),
+    2: (0, 0, 1, 0),
+    3: (0, 0, 0, 1),
+}
+# NamedTuple's generated __new__ is a Python function; building from a tuple
+# directly is about three times faster in the hot path.
+_new_run = tuple.__new__
+
+
+class Run(NamedTuple):
+    """A maximal connected set of not-delivered same-flavour cells."""
+
+    cells: tuple[int, ...]
+    open: int  # edges from a cell of the run to an empty cell
+    rolls: int  # Cinnamon Rolls in it
+    held: tuple[int, int, int, int]  # donuts per player (start card: nobody)
+
+    @property
+    def size(self) -> int:
+        return len(self.cells)
+
+    @property
+    def points(self) -> int:
+        """Value as a box: a point a donut, doubled if it holds an R."""
+        return len(self.cells) * (2 if self.rolls else 1)
+
+    @property
+    def first(self) -> int:
+        """Its first cell in reading order."""
+        return min(self.cells)
+
+
+class Donut(NamedTuple):
+    """One occupied cell, unpacked for readers outside the hot paths."""
+
+    x: int
+    y: int
+    flavour: str  # locked flavour
+    roll: bool
+    owner: int | None  # None for the neutral start card
+    delivered: bool
+
+
+def pack(flavour: int, roll: bool, owner: int | None) -> int:
+    return flavour | (ROLL_BIT if roll else 0) | ((0 if owner is None else owner + 1) << OWNER_SHIFT)
+
+
+def unpack(c: int, code: int) -> Donut:
+    x, y = xy(c)
+    owner = (code >> OWNER_SHIFT) - 1
+    return Donut(
+        x,
+        y,
+        FLAVOURS[code & FLAVOUR_BITS],
+        bool(code & ROLL_BIT),
+        None if owner < 0 else owner,
+        bool(code & DELIVERED_BIT),
+    )
+
+
+class Counter:
+    """The shared table.  Mutated only through ``place`` and ``deliver``."""
+
+    __slots__ = ("squared", "cells", "run_of", "runs", "big", "places", "_zone")
+
+    def __init__(self, squared: bool) -> None:
+        self.squared = squared
+        self.cells: dict[int, int] = {}
+        self.run_of: dict[int, int] = {}
+        self.runs: dict[int, Run] = {}
+        self.big: set[int] = set()  # ids of runs of 3+ (the open boxes)
+        self.places: dict[int, int] = {}
+        self._zone = PLACE_ZONE[squared]
+
+    def copy(self) -> Counter:
+        new = Counter.__new__(Counter)
+        new.squared = self.squared
+        new.cells = self.cells.copy()
+        new.run_of = self.run_of.copy()
+        new.runs = self.runs.copy()
+        new.big = self.big.copy()
+        new.places = self.places.copy()
+        new._zone = self._zone
+        return new
+
+    # -- reading -----------------------------------------------------------
+
+    def donuts(self) -> list[Donut]:
+        """Every occupied cell, in reading order."""
+        return [unpack(c, self.cells[c]) for c in sorted(self.cells)]
+
+    def donut_at(self, x: int, y: int) -> Donut | None:
+        c = cell(x, y)
+        code = self.cells.get(c)
+        return None if code is None else unpack(c, code)
+
+    def run_at(self, x: int, y: int) -> Run | None:
+        rid = self.run_of.get(cell(x, y))
+        return None if rid is None else self.runs[rid]
+
+    def boxes(self) -> list[Run]:
+        """Open boxes (not-delivered runs of 3 or more), in reading order of first cell."""
+        found = [self.runs[rid] for rid in self.big]
+        found.sort(key=lambda r: min(r.cells))
+        return found
+
+    def requirement(self, p: int) -> int:
+        """Flavour masks of the not-delivered donuts each quadrant of a card at
+        ``p`` would touch (quadrant i at bits 4i); 0 if it touches none."""
+        g = self.cells.get
+        key = 0
+        for i, pair in enumerate(OUTSIDE):
+            for off in pair:
+                v = g(p + off)
+                if v is not None and not v & DELIVERED_BIT:
+                    key |= 1 << ((v & FLAVOUR_BITS) + 4 * i)
+        return key
+
+    def is_empty(self, p: int) -> bool:
+        cells = self.cells
+        return not (p in cells or p + EAST in cells or p + _SE in cells or p + SOUTH in cells)
+
+    def touches(self, p: int) -> bool:
+        """Does a card at ``p`` touch any occupied cell edge to edge?"""
+        cells = self.cells
+        return any(p + off in cells for pair in OUTSIDE for off in pair)
+
+    # -- changing ----------------------------------------------------------
+
+    def _refresh(self, p: int) -> None:
+        cells = self.cells
+        if p in cells or p + EAST in cells or p + _SE in cells or p + SOUTH in cells:
+            self.places.pop(p, None)
+            return
+        g = cells.get
+        key = 0
+        v = g(p + _A0)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 1 << (v & FLAVOUR_BITS)
+        v = g(p + _B0)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 1 << (v & FLAVOUR_BITS)
+        v = g(p + _A1)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 16 << (v & FLAVOUR_BITS)
+        v = g(p + _B1)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 16 << (v & FLAVOUR_BITS)
+        v = g(p + _A2)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 256 << (v & FLAVOUR_BITS)
+        v = g(p + _B2)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 256 << (v & FLAVOUR_BITS)
+        v = g(p + _A3)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 4096 << (v & FLAVOUR_BITS)
+        v = g(p + _B3)
+        if v is not None and not v & DELIVERED_BIT:
+            key |= 4096 << (v & FLAVOUR_BITS)
+        if key:
+            self.places[p] = key
+        else:
+            self.places.pop(p, None)
+
+    def place(self, p: int, codes: tuple[int, int, int, int]) -> list[Run]:
+        """Put a card's four packed donuts (NW, NE, SE, SW) at position ``p``.
+
+        The caller has checked legality.  Returns the runs this placement
+        sealed (no empty cell left beside them), in reading order of their
+        first cell; sealed runs of 3 or more are delivered here.
+        """
+        cells = self.cells
+        run_of = self.run_of
+        runs = self.runs
+        new = (p, p + EAST, p + _SE, p + SOUTH)
+        for c, code in zip(new, codes):
+            cells[c] = code
+
+        # Close the edges between neighbours and the new cells; note which
+        # neighbour runs each new donut joins.
+        closed: dict[int, int] = {}
+        joins: list[list[int]] = [[], [], [], []]
+        opens = [0, 0, 0, 0]
+        get = cells.get
+        for i, off_a, off_b in _OUTSIDE_BY_QUADRANT:
+            flav = codes[i] & FLAVOUR_BITS
+            for n in (p + off_a, p + off_b):
+                v = get(n)
+                if v is None:
+                    opens[i] += 1
+                elif not v & DELIVERED_BIT:
+                    rid = run_of[n]
+                    closed[rid] = closed.get(rid, 0) + 1
+                    if v & FLAVOUR_BITS == flav:
+                        joins[i].append(n)  # a cell: its run id may change below
+        for rid, count in closed.items():
+            r = runs[rid]
+            runs[rid] = _new_run(Run, (r.cells, r.open - count, r.rolls, r.held))
+
+        # Add the new donuts one by one, each joining the runs of its
+        # same-flavour neighbours (outside, and earlier ones on the card).
+        for i in range(4):
+            targets = [run_of[n] for n in joins[i]]
+            flav = codes[i] & FLAVOUR_BITS
+            if i and codes[i - 1] & FLAVOUR_BITS == flav:
+                targets.append(run_of[new[i - 1]])
+            if i == 3 and codes[0] & FLAVOUR_BITS == flav:
+                targets.append(run_of[new[0]])
+            self._join(new[i], codes[i], opens[i], targets)
+
+        # Refresh the open places near the new card.
+        refresh = self._refresh
+        for off in self._zone:
+            refresh(p + off)
+
+        sealed = []
+        seen = set()
+        for c in new:
+            rid = run_of[c]
+            if rid not in seen:
+                seen.add(rid)
+                if runs[rid].open == 0:
+                    sealed.append(runs[rid])
+        for rid in closed:
+            if rid not in seen and rid in runs:
+                seen.add(rid)
+                if runs[rid].open == 0:
+                    sealed.append(runs[rid])
+        if len(sealed) > 1:
+            sealed.sort(key=lambda r: min(r.cells))
+        for r in sealed:
+            if len(r.cells) >= 3:
+                self._freeze(r, refresh_places=False)
+        return sealed
+
+    def _join(self, c: int, code: int, opens: int, targets: list[int]) -> None:
+        runs = self.runs
+        run_of = self.run_of
+        roll = 1 if code & ROLL_BIT else 0
+        owner = (code >> OWNER_SHIFT) - 1
+        if not targets:
+            runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner]))
+            run_of[c] = c
+            return
+        if len(targets) > 1:
+            unique = set(targets)
+            rid = max(unique, key=lambda r: len(runs[r].cells))
+            unique.discard(rid)
+        else:
+            rid = targets[0]
+            unique = set()
+        base = runs[rid]
+        all_cells = list(base.cells)
+        opens += base.open
+        rolls = base.rolls + roll
+        held = list(base.held)
+        if owner >= 0:
+            held[owner] += 1
+        for other in unique:
+            r = runs.pop(other)
+            self.big.discard(other)
+            all_cells.extend(r.cells)
+            for oc in r.cells:
+                run_of[oc] = rid
+            opens += r.open
+            rolls += r.rolls
+            h = r.held
+            held[0] += h[0]
+            held[1] += h[1]
+            held[2] += h[2]
+            held[3] += h[3]
+        all_cells.append(c)
+        run_of[c] = rid
+        runs[rid] = _new_run(Run, (tuple(all_cells), opens, rolls, tuple(held)))
+        if len(all_cells) >= 3:
+            self.big.add(rid)
+
+    def deliver(self, r: Run) -> None:
+        """Freeze an open run that was boxed (RULES.md section 6)."""
+        self._freeze(r, refresh_places=True)
+
+    def _freeze(self, r: Run, refresh_places: bool) -> None:
+        cells = self.cells
+        run_of = self.run_of
+        rid = run_of[r.cells[0]]
+        for c in r.cells:
+            cells[c] |= DELIVERED_BIT
+            del run_of[c]
+        del self.runs[rid]
+        self.big.discard(rid)
+        if refresh_places:
+            # Frozen donuts form no pairs: nearby requirements change.  (A
+            # sealed run has no empty cell beside it, so no place can see it.)
+            zone: set[int] = set()
+            for c in r.cells:
+                zone.update(cell_zone(c, self.squared))
+            for q in zone:
+                self._refresh(q)
+
+    def place_start(self, codes: tuple[int, int, int, int]) -> None:
+        """Put the start card at (0, 0)."""
+        self.place(cell(0, 0), codes)
+
+
+def flavour_code(letter: str) -> int:
+    return FLAVOUR_INDEX[letter]
+
+
+__all__ = ["Counter", "Run", "Donut", "pack", "unpack", "NEIGHBOURS"]

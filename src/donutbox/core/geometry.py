@@ -1,0 +1,82 @@
+"""Cells of the counter and the cards that cover them (RULES.md section 2).
+
+A cell ``(x, y)`` is packed into one int, ``x + OFFSET + (y + OFFSET) * STRIDE``:
+ints hash and compare much faster than tuples in the hot paths, neighbours are
+plain additions, and the smallest packed value of a set of cells is its first
+cell in reading order (smallest y, then smallest x).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Coordinates written in records are limited to this magnitude; real games
+#: stay within a few hundred cells of the start card.
+COORD_LIMIT: Final = 1_000_000
+OFFSET: Final = 1 << 21
+STRIDE: Final = 1 << 22
+
+EAST: Final = 1
+SOUTH: Final = STRIDE
+#: The four orthogonal neighbour offsets of a cell.
+NEIGHBOURS: Final = (-SOUTH, EAST, SOUTH, -EAST)
+
+#: Offsets from a card's position (its NW cell) to the cells it covers: NW, NE, SE, SW.
+QUADRANTS: Final = (0, EAST, EAST + SOUTH, SOUTH)
+QUADRANT_NAMES: Final = ("NW", "NE", "SE", "SW")
+
+#: For each quadrant, the offsets of its two neighbours outside the card.
+OUTSIDE: Final = (
+    (-EAST, -SOUTH),
+    (2 * EAST, EAST - SOUTH),
+    (2 * EAST + SOUTH, EAST + 2 * SOUTH),
+    (SOUTH - EAST, 2 * SOUTH),
+)
+
+
+def cell(x: int, y: int) -> int:
+    """Pack a cell."""
+    return x + OFFSET + (y + OFFSET) * STRIDE
+
+
+def xy(c: int) -> tuple[int, int]:
+    """Unpack a cell."""
+    row, col = divmod(c, STRIDE)
+    return col - OFFSET, row - OFFSET
+
+
+def _zone_xy(cells: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """Offsets of every card position whose card covers one of ``cells`` or a
+    neighbour of one: the positions whose openness or requirement can change
+    when those cells change."""
+    found: set[tuple[int, int]] = set()
+    for cx, cy in cells:
+        for nx, ny in ((cx, cy), (cx + 1, cy), (cx - 1, cy), (cx, cy + 1), (cx, cy - 1)):
+            for qx, qy in ((0, 0), (1, 0), (0, 1), (1, 1)):
+                found.add((nx - qx, ny - qy))
+    return sorted(found, key=lambda p: (p[1], p[0]))
+
+
+def _even(p: tuple[int, int]) -> bool:
+    return p[0] % 2 == 0 and p[1] % 2 == 0
+
+
+_CARD_ZONE: Final = _zone_xy(((0, 0), (1, 0), (1, 1), (0, 1)))
+_CELL_ZONE: Final = _zone_xy(((0, 0),))
+
+#: Positions (relative to a newly placed card, keyed by "squared") to refresh
+#: after a placement.  Squared Away only ever has even positions.
+PLACE_ZONE: Final = {
+    True: tuple(x + y * STRIDE for x, y in _CARD_ZONE if _even((x, y))),
+    False: tuple(x + y * STRIDE for x, y in _CARD_ZONE),
+}
+
+
+def cell_zone(c: int, squared: bool) -> list[int]:
+    """Positions to refresh when cell ``c`` changes (a boxed run's cells)."""
+    x, y = xy(c)
+    return [
+        cell(x + dx, y + dy)
+        for dx, dy in _CELL_ZONE
+        if not squared or _even((x + dx, y + dy))
+    ]

@@ -1,0 +1,204 @@
+"""Game records, ``donutbox/1`` (RULES.md section 9): read, check, write.
+
+Reading is strict: anything the format does not allow is refused with a
+``RecordError`` whose one-line message names the field.  Unknown top-level
+keys are metadata, kept as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, NamedTuple
+
+from .cards import check_face
+from .errors import IllegalMove, NotationError, RecordError
+from .game import Game
+from .moves import Move
+from .rng import SEED_LIMIT
+from .rules import GAME_INFO, Rules
+
+FORMAT: Final = "donutbox/1"
+SETUP_KEYS: Final = ("decks", "seed", "start")
+KNOWN_KEYS: Final = frozenset({"format", "rules", "players", "moves", "end", *SETUP_KEYS})
+RULE_KEYS: Final = ("match", "layout", "closers")
+#: Generous limits that no real game comes near; they keep hostile records cheap.
+MAX_DECK: Final = 1000
+MAX_MOVES: Final = 100_000
+MAX_NAME: Final = 200
+
+
+class Replay(NamedTuple):
+    """A record played as far as it is legal."""
+
+    game: Game
+    #: None, or (ply, move as written, reason) for the first illegal move.
+    error: tuple[int, str, str] | None
+
+
+def read_rules(raw: object) -> Rules:
+    if raw is None:
+        return Rules()
+    if not isinstance(raw, dict):
+        raise RecordError("rules must be an object")
+    for key in raw:
+        if key not in RULE_KEYS:
+            raise RecordError(f"rules: unknown key {str(key)[:40]!r} (known: match, layout, closers)")
+    match = raw.get("match", "one-good-match")
+    layout = raw.get("layout", "squared-away")
+    closers = raw.get("closers", False)
+    if not isinstance(match, str):
+        raise RecordError("rules.match must be a string")
+    if not isinstance(layout, str):
+        raise RecordError("rules.layout must be a string")
+    if not isinstance(closers, bool):
+        raise RecordError("rules.closers must be true or false")
+    return Rules(match, layout, closers)  # type: ignore[arg-type]
+
+
+def _players(raw: object) -> list[str]:
+    if not isinstance(raw, list):
+        raise RecordError("players must be a list of 2 to 4 names")
+    if not GAME_INFO.min_players <= len(raw) <= GAME_INFO.max_players:
+        raise RecordError(f"players must list 2 to 4 names, not {len(raw)}")
+    for i, name in enumerate(raw):
+        if not isinstance(name, str):
+            raise RecordError(f"players[{i}] must be a string")
+        if len(name) > MAX_NAME:
+            raise RecordError(f"players[{i}] is longer than {MAX_NAME} characters")
+    return list(raw)
+
+
+def _decks(raw: object, players: int) -> list[list[str]]:
+    if not isinstance(raw, list):
+        raise RecordError("decks must be a list of decks, one per player")
+    if len(raw) != players:
+        raise RecordError(f"decks: {players} players need {players} decks, not {len(raw)}")
+    decks = []
+    for i, deck in enumerate(raw):
+        if not isinstance(deck, list):
+            raise RecordError(f"decks[{i}] must be a list of faces")
+        need = 6 if i == 0 else 5
+        if len(deck) < need:
+            raise RecordError(f"decks[{i}] has {len(deck)} cards; player {i} needs at least {need}")
+        if len(deck) > MAX_DECK:
+            raise RecordError(f"decks[{i}] has more than {MAX_DECK} cards")
+        for j, face in enumerate(deck):
+            try:
+                check_face(face)
+            except NotationError as err:
+                raise RecordError(f"decks[{i}][{j}]: {err}") from None
+        decks.append(list(deck))
+    return decks
+
+
+def _seed(raw: object) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise RecordError("seed must be an integer")
+    if not 0 <= raw < SEED_LIMIT:
+        raise RecordError(f"seed must be from 0 to {SEED_LIMIT - 1}")
+    return raw
+
+
+def _moves(raw: object) -> list[Move]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise RecordError("moves must be a list of strings")
+    if len(raw) > MAX_MOVES:
+        raise RecordError(f"moves: more than {MAX_MOVES} moves")
+    out = []
+    for i, text in enumerate(raw):
+        try:
+            out.append(Move.parse(text))
+        except NotationError as err:
+            raise RecordError(f"moves[{i}]: {err}") from None
+    return out
+
+
+def setup(record: object) -> tuple[Game, list[Move], bool]:
+    """Check a record and build its starting position.
+
+    Returns the game before any move, the parsed moves, and whether a free
+    game asks to be ended after them.
+    """
+    if not isinstance(record, dict):
+        raise RecordError("a record must be a JSON object")
+    if "format" not in record:
+        raise RecordError('format is missing (it must be "donutbox/1")')
+    if record["format"] != FORMAT:
+        raise RecordError(f'format must be "{FORMAT}", not {str(record["format"])[:40]!r}')
+    rules = read_rules(record.get("rules"))
+    if "players" not in record:
+        raise RecordError("players is missing (a list of 2 to 4 names)")
+    names = _players(record["players"])
+    moves = _moves(record.get("moves"))
+    end = record.get("end", False)
+    if "start" in record:
+        if "decks" in record or "seed" in record:
+            raise RecordError("start (a free game) cannot go with decks or seed")
+        try:
+            start = check_face(record["start"])
+        except NotationError as err:
+            raise RecordError(f"start: {err}") from None
+        if not isinstance(end, bool):
+            raise RecordError("end must be true or false")
+        game = Game.free_game(start, rules, names)
+    elif "decks" in record:
+        seed = _seed(record["seed"]) if "seed" in record else None
+        game = Game.deal(_decks(record["decks"], len(names)), rules, names)
+        game.seed = seed
+        end = False
+    elif "seed" in record:
+        game = Game.new(rules, names, _seed(record["seed"]))
+        end = False
+    else:
+        raise RecordError("the record needs decks, seed or start")
+    game.meta = {k: v for k, v in record.items() if k not in KNOWN_KEYS}
+    if not game.free and "end" in record:
+        game.meta["end"] = record["end"]
+    return game, moves, bool(end)
+
+
+def replay(record: object) -> Replay:
+    """Play a record's moves up to the first illegal one.
+
+    Raises RecordError if the record cannot be read at all.
+    """
+    game, moves, end = setup(record)
+    for ply, move in enumerate(moves):
+        try:
+            game.play(move)
+        except IllegalMove as err:
+            return Replay(game, (ply, str(move), str(err)))
+    if end:
+        try:
+            game.end()
+        except IllegalMove as err:
+            return Replay(game, (len(moves), "end", str(err)))
+    return Replay(game, None)
+
+
+def load(record: object) -> Game:
+    """Read a record; IllegalMove names the ply of the first illegal move."""
+    game, error = replay(record)
+    if error is not None:
+        ply, text, reason = error
+        raise IllegalMove(f"move {ply} ({text}): {reason}")
+    return game
+
+
+def dump(game: Game) -> dict[str, Any]:
+    """The record of a game; it carries ``decks`` so any reader can replay it."""
+    out: dict[str, Any] = {"format": FORMAT, "rules": game.rules.to_dict(), "players": list(game.names)}
+    if game.free:
+        out["start"] = game.start
+    else:
+        if game.seed is not None:
+            out["seed"] = game.seed
+        assert game.decks is not None
+        out["decks"] = [list(d) for d in game.decks]
+    out["moves"] = [str(m) for m in game.history]
+    if game.free and game.finished:
+        out["end"] = True
+    for key, value in game.meta.items():
+        out.setdefault(key, value)
+    return out

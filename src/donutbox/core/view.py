@@ -1,0 +1,136 @@
+"""What one player may know (the engine's only exit for hidden information).
+
+A ``PlayerView`` holds the public state (counter, scores, pile and tray
+sizes, the history with other players' swapped faces hidden) and the
+viewer's own tray.  It never holds another player's tray or any pile's
+order.  AI agents and the server receive views, never games.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Multiset
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .counter import Counter, Donut
+from .moves import PASS, SWAP, Move
+from .rules import Rules
+
+if TYPE_CHECKING:
+    from .game import Delivery, Game
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    player: int  # the viewer; -1 for a spectator
+    rules: Rules
+    names: tuple[str, ...]
+    free: bool
+    to_move: int | None
+    finished: bool
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]
+    boxes_delivered: tuple[int, ...]
+    tray: tuple[str, ...]  # the viewer's own tray (empty for spectators)
+    tray_sizes: tuple[int, ...]
+    pile_sizes: tuple[int, ...]
+    #: Per player, the faces of their deck not yet seen by the viewer
+    #: (sorted: a multiset, never an order).  Empty for a free game.
+    unseen: tuple[tuple[str, ...], ...]
+    history: tuple[str, ...]  # moves in notation; others' swap faces hidden
+    deliveries: tuple[Delivery, ...]
+    final_lap_turns: int | None
+    swap_streak: int
+    counter: Counter  # a private copy of the public table
+
+    @property
+    def cards_left(self) -> int:
+        return sum(self.tray_sizes) + sum(self.pile_sizes)
+
+    def donuts(self) -> list[Donut]:
+        return self.counter.donuts()
+
+    def legal_moves(self) -> list[Move]:
+        """The viewer's legal moves when it is their turn in a dealt game."""
+        from .game import box_moves, placements
+
+        if self.finished or self.to_move != self.player or self.free:
+            return []
+        faces = list(dict.fromkeys(self.tray))
+        out = placements(self.counter, faces, self.rules.perfect)
+        placed = bool(out)
+        out.extend(box_moves(self.counter, self.player))
+        if not placed:
+            if self.pile_sizes[self.player]:
+                out.extend(Move(SWAP, f) for f in faces)
+            else:
+                out.append(Move(PASS))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (what the server sends this reader)."""
+        return {
+            "player": self.player,
+            "rules": self.rules.to_dict(),
+            "players": list(self.names),
+            "free": self.free,
+            "to_move": self.to_move,
+            "finished": self.finished,
+            "winners": list(self.winners),
+            "scores": list(self.scores),
+            "delivered": list(self.boxes_delivered),
+            "tray": list(self.tray),
+            "tray_sizes": list(self.tray_sizes),
+            "pile_sizes": list(self.pile_sizes),
+            "unseen": [list(u) for u in self.unseen],
+            "history": list(self.history),
+            "deliveries": [d.to_dict() for d in self.deliveries],
+            "final_lap_turns": self.final_lap_turns,
+            "cells": [d._asdict() for d in self.counter.donuts()],
+        }
+
+
+def make_view(game: Game, player: int) -> PlayerView:
+    """The view of ``player`` (0-based), or of a spectator with ``player=-1``."""
+    n = game.players
+    if not -1 <= player < n:
+        raise ValueError(f"no player {player} in a {n}-player game")
+    history = []
+    for i, move in enumerate(game.history):
+        mover = _mover(game, i)
+        if move.kind == SWAP and mover != player:
+            history.append(SWAP)
+        else:
+            history.append(str(move))
+    unseen: list[tuple[str, ...]] = []
+    if not game.free:
+        for p in range(n):
+            hidden = Multiset(game.piles[p])
+            if p != player:
+                hidden.update(game.trays[p])
+            unseen.append(tuple(sorted(hidden.elements())))
+    return PlayerView(
+        player=player,
+        rules=game.rules,
+        names=game.names,
+        free=game.free,
+        to_move=game.to_move,
+        finished=game.finished,
+        winners=tuple(game.winners),
+        scores=tuple(game.scores),
+        boxes_delivered=tuple(game.boxes_delivered),
+        tray=tuple(game.trays[player]) if player >= 0 else (),
+        tray_sizes=tuple(len(t) for t in game.trays),
+        pile_sizes=tuple(len(p) for p in game.piles),
+        unseen=tuple(unseen),
+        history=tuple(history),
+        deliveries=tuple(game.deliveries),
+        final_lap_turns=game.final_lap_turns,
+        swap_streak=game.swap_streak,
+        counter=game.counter.copy(),
+    )
+
+
+def _mover(game: Game, ply: int) -> int:
+    # Players move strictly in turn order; nothing skips a turn.
+    return ply % game.players

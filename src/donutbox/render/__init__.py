@@ -1,0 +1,1 @@
+"""Drawings of the counter: text for terminals (SVG and PDF come later)."""
