@@ -78,11 +78,15 @@ def _rules_from(args: argparse.Namespace) -> Rules:
 
 def _add_rule_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--match", choices=["one-good-match", "perfect-match"], default="one-good-match",
+        "--match",
+        choices=["one-good-match", "perfect-match"],
+        default="one-good-match",
         help="matching rule (default: one-good-match)",
     )
     p.add_argument(
-        "--layout", choices=["squared-away", "splitzkies"], default="squared-away",
+        "--layout",
+        choices=["squared-away", "splitzkies"],
+        default="squared-away",
         help="layout rule (default: squared-away)",
     )
     p.add_argument("--closers", action="store_true", help="Coffee's For Closers: the sealer scores")
@@ -115,7 +119,9 @@ def cmd_moves(args: argparse.Namespace) -> int:
     cards = [_face_arg(f) for f in (args.card or [])]
     game, error = replay(record)
     if cards and not game.free:
-        raise UsageError("donutbox moves: --card is only for a free game (a dealt game uses the tray)")
+        raise UsageError(
+            "donutbox moves: --card is only for a free game (a dealt game uses the tray)"
+        )
     moves = [str(m) for m in sorted_moves(game.legal_moves(cards=cards))]
     if args.json:
         print(_dump({"moves": moves}))
@@ -179,8 +185,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         try:
             game.play(move)
         except IllegalMove as err:
-            print(f"move {ply} ({move}) is illegal: {err}; showing the position before it",
-                  file=sys.stderr)
+            print(
+                f"move {ply} ({move}) is illegal: {err}; showing the position before it",
+                file=sys.stderr,
+            )
             status = 1
             break
     else:
@@ -197,8 +205,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
     run_bench(
-        positions=args.positions, games=args.games, playouts=args.playouts,
-        seed=args.seed, out=print,
+        positions=args.positions,
+        games=args.games,
+        playouts=args.playouts,
+        seed=args.seed,
+        out=print,
     )
     return 0
 
@@ -206,8 +217,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _console(no_color: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=True)
+    return Console(
+        no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False, soft_wrap=True
+    )
 
 
 # -- the parser ----------------------------------------------------------------
@@ -221,23 +233,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"donutbox {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("replay", help="replay a record and report the result",
-                       description="Replay a game record (a path, or - for standard input).")
+    p = sub.add_parser(
+        "replay",
+        help="replay a record and report the result",
+        description="Replay a game record (a path, or - for standard input).",
+    )
     p.add_argument("record", help="record file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print the result as JSON (RULES.md 9)")
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("moves", help="list the legal moves of the player to move",
-                       description="Replay a record and list every legal action of the "
-                       "player to move.")
+    p = sub.add_parser(
+        "moves",
+        help="list the legal moves of the player to move",
+        description="Replay a record and list every legal action of the player to move.",
+    )
     p.add_argument("record", help="record file, or - for standard input")
     p.add_argument("--json", action="store_true", help='print {"moves": [...]}')
-    p.add_argument("--card", action="append", metavar="FACE",
-                   help="free game only: a face whose placements to list (repeatable)")
+    p.add_argument(
+        "--card",
+        action="append",
+        metavar="FACE",
+        help="free game only: a face whose placements to list (repeatable)",
+    )
     p.set_defaults(func=cmd_moves)
 
-    p = sub.add_parser("new", help="write a fresh seeded record",
-                       description="Deal a new game with standard decks and print its record.")
+    p = sub.add_parser(
+        "new",
+        help="write a fresh seeded record",
+        description="Deal a new game with standard decks and print its record.",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--players", type=int, default=2, help="number of players, 2 to 4")
     group.add_argument("--names", help="player names separated by commas, in turn order")
@@ -246,9 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the record to this file instead of standard output")
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser("show", help="draw a record's counter in the terminal",
-                       description="Draw the counter, scores, piles and the tray of the "
-                       "player to move.")
+    p = sub.add_parser(
+        "show",
+        help="draw a record's counter in the terminal",
+        description="Draw the counter, scores, piles and the tray of the player to move.",
+    )
     p.add_argument("record", help="record file, or - for standard input")
     p.add_argument("--ply", type=int, help="show the position after this many moves")
     p.add_argument("--reveal", action="store_true", help="show every player's tray")
@@ -256,9 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-legend", action="store_true", help="leave out the legend")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("bench", help="measure the engine's speed",
-                       description="Move generation, random games and playouts per second, "
-                       "for Squared Away and Splitzkies (One Good Match), on one core.")
+    p = sub.add_parser(
+        "bench",
+        help="measure the engine's speed",
+        description="Move generation, random games and playouts per second, "
+        "for Squared Away and Splitzkies (One Good Match), on one core.",
+    )
     p.add_argument("--positions", type=int, default=400, help="positions at ply 30 to time")
     p.add_argument("--games", type=int, default=200, help="random full games per layout")
     p.add_argument("--playouts", type=int, default=400, help="sampling playouts per layout")
@@ -288,8 +317,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # no traceback ever reaches a user
         if os.environ.get("DONUTBOX_DEBUG"):
             raise
-        print(f"donutbox: internal error ({type(err).__name__}: {err}); "
-              "set DONUTBOX_DEBUG=1 for details", file=sys.stderr)
+        print(
+            f"donutbox: internal error ({type(err).__name__}: {err}); "
+            "set DONUTBOX_DEBUG=1 for details",
+            file=sys.stderr,
+        )
         return 3
 
 

@@ -33,9 +33,7 @@ def replay_summary(game: Game, error: tuple[int, str, str] | None) -> dict[str, 
             for d in game.counter.donuts()
         ],
         "deliveries": [d.to_dict() for d in game.deliveries],
-        "error": None
-        if error is None
-        else {"ply": error[0], "move": error[1], "reason": error[2]},
+        "error": None if error is None else {"ply": error[0], "move": error[1], "reason": error[2]},
     }
 
 

@@ -10,16 +10,16 @@ from .rules import GAME_INFO, GameInfo, Rules
 from .view import PlayerView
 
 __all__ = [
-    "FLAVOUR_NAMES",
     "FLAVOURS",
+    "FLAVOUR_NAMES",
     "FORMAT",
     "GAME_INFO",
     "ROLL",
     "STANDARD_DECK",
     "Counter",
     "Delivery",
-    "DonutboxError",
     "Donut",
+    "DonutboxError",
     "Game",
     "GameInfo",
     "IllegalMove",

@@ -33,8 +33,18 @@ STANDARD_DECK_KINDS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     (
         "halves",
         (
-            "CCSS", "CCSS", "CCHH", "CCHH", "CCBB", "CCBB",
-            "SSHH", "SSHH", "SSBB", "SSBB", "HHBB", "HHBB",
+            "CCSS",
+            "CCSS",
+            "CCHH",
+            "CCHH",
+            "CCBB",
+            "CCBB",
+            "SSHH",
+            "SSHH",
+            "SSBB",
+            "SSBB",
+            "HHBB",
+            "HHBB",
         ),
     ),
     ("threes", ("CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH")),
@@ -56,9 +66,7 @@ def check_face(text: object) -> str:
     if not isinstance(text, str):
         raise NotationError(f"a face must be a string of 4 letters, not {type(text).__name__}")
     if len(text) != 4 or any(ch not in LETTERS for ch in text):
-        raise NotationError(
-            f"bad face {text[:20]!r}: a face is 4 letters from C, S, H, B, R"
-        )
+        raise NotationError(f"bad face {text[:20]!r}: a face is 4 letters from C, S, H, B, R")
     if text.count(ROLL) > 1:
         raise NotationError(f"bad face {text!r}: a card holds at most one R")
     return text

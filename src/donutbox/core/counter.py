@@ -9,8 +9,9 @@ instead of being rescanned:
   rolls and holdings).  Runs merge small-into-large on placement; a run whose
   open-edge count reaches 0 is sealed;
 - ``places``: every card position that is empty and touches a not-delivered
-  donut, with its *requirement* (see ``matching``).  Only the positions near
-  a change are refreshed.
+  donut, mapped to ``(position << 16) | requirement`` (one int that keys the
+  move memo tables directly; the requirement, see ``matching``, is its low
+  16 bits).  Only the positions near a change are refreshed.
 
 Copying is a handful of shallow ``dict.copy()`` calls: all values are ints or
 immutable tuples.  The counter knows nothing of players' turns or scores.
@@ -59,6 +60,7 @@ class Run(NamedTuple):
     open: int  # edges from a cell of the run to an empty cell
     rolls: int  # Cinnamon Rolls in it
     held: tuple[int, int, int, int]  # donuts per player (start card: nobody)
+    first: int  # its first cell in reading order (the smallest)
 
     @property
     def size(self) -> int:
@@ -68,11 +70,6 @@ class Run(NamedTuple):
     def points(self) -> int:
         """Value as a box: a point a donut, doubled if it holds an R."""
         return len(self.cells) * (2 if self.rolls else 1)
-
-    @property
-    def first(self) -> int:
-        """Its first cell in reading order."""
-        return min(self.cells)
 
 
 class Donut(NamedTuple):
@@ -87,7 +84,9 @@ class Donut(NamedTuple):
 
 
 def pack(flavour: int, roll: bool, owner: int | None) -> int:
-    return flavour | (ROLL_BIT if roll else 0) | ((0 if owner is None else owner + 1) << OWNER_SHIFT)
+    return (
+        flavour | (ROLL_BIT if roll else 0) | ((0 if owner is None else owner + 1) << OWNER_SHIFT)
+    )
 
 
 def unpack(c: int, code: int) -> Donut:
@@ -106,7 +105,7 @@ def unpack(c: int, code: int) -> Donut:
 class Counter:
     """The shared table.  Mutated only through ``place`` and ``deliver``."""
 
-    __slots__ = ("squared", "cells", "run_of", "runs", "big", "places", "_zone")
+    __slots__ = ("_zone", "big", "cells", "places", "run_of", "runs", "squared")
 
     def __init__(self, squared: bool) -> None:
         self.squared = squared
@@ -146,7 +145,7 @@ class Counter:
     def boxes(self) -> list[Run]:
         """Open boxes (not-delivered runs of 3 or more), in reading order of first cell."""
         found = [self.runs[rid] for rid in self.big]
-        found.sort(key=lambda r: min(r.cells))
+        found.sort(key=lambda r: r.first)
         return found
 
     def requirement(self, p: int) -> int:
@@ -204,7 +203,7 @@ class Counter:
         if v is not None and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
-            self.places[p] = key
+            self.places[p] = (p << 16) | key
         else:
             self.places.pop(p, None)
 
@@ -219,7 +218,7 @@ class Counter:
         run_of = self.run_of
         runs = self.runs
         new = (p, p + EAST, p + _SE, p + SOUTH)
-        for c, code in zip(new, codes):
+        for c, code in zip(new, codes, strict=True):
             cells[c] = code
 
         # Close the edges between neighbours and the new cells; note which
@@ -241,7 +240,7 @@ class Counter:
                         joins[i].append(n)  # a cell: its run id may change below
         for rid, count in closed.items():
             r = runs[rid]
-            runs[rid] = _new_run(Run, (r.cells, r.open - count, r.rolls, r.held))
+            runs[rid] = _new_run(Run, (r.cells, r.open - count, r.rolls, r.held, r.first))
 
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
@@ -273,7 +272,7 @@ class Counter:
                 if runs[rid].open == 0:
                     sealed.append(runs[rid])
         if len(sealed) > 1:
-            sealed.sort(key=lambda r: min(r.cells))
+            sealed.sort(key=lambda r: r.first)
         for r in sealed:
             if len(r.cells) >= 3:
                 self._freeze(r, refresh_places=False)
@@ -285,7 +284,7 @@ class Counter:
         roll = 1 if code & ROLL_BIT else 0
         owner = (code >> OWNER_SHIFT) - 1
         if not targets:
-            runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner]))
+            runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner], c))
             run_of[c] = c
             return
         if len(targets) > 1:
@@ -296,6 +295,7 @@ class Counter:
             rid = targets[0]
             unique = set()
         base = runs[rid]
+        first = min(base.first, c)
         all_cells = list(base.cells)
         opens += base.open
         rolls = base.rolls + roll
@@ -310,6 +310,8 @@ class Counter:
                 run_of[oc] = rid
             opens += r.open
             rolls += r.rolls
+            if r.first < first:
+                first = r.first
             h = r.held
             held[0] += h[0]
             held[1] += h[1]
@@ -317,7 +319,7 @@ class Counter:
             held[3] += h[3]
         all_cells.append(c)
         run_of[c] = rid
-        runs[rid] = _new_run(Run, (tuple(all_cells), opens, rolls, tuple(held)))
+        runs[rid] = _new_run(Run, (tuple(all_cells), opens, rolls, tuple(held), first))
         if len(all_cells) >= 3:
             self.big.add(rid)
 
@@ -352,4 +354,4 @@ def flavour_code(letter: str) -> int:
     return FLAVOUR_INDEX[letter]
 
 
-__all__ = ["Counter", "Run", "Donut", "pack", "unpack", "NEIGHBOURS"]
+__all__ = ["NEIGHBOURS", "Counter", "Donut", "Run", "pack", "unpack"]

@@ -56,26 +56,26 @@ class Game:
     ``Game.from_record``; change only with ``play`` (and ``end`` for a free game)."""
 
     __slots__ = (
-        "rules",
-        "names",
-        "counter",
-        "trays",
-        "piles",
-        "_scores",
         "_delivered",
-        "_to_move",
         "_finished",
         "_lap",
+        "_perfect",
+        "_scores",
         "_streak",
-        "history",
-        "deliveries",
-        "free",
+        "_to_move",
+        "counter",
         "decks",
+        "deliveries",
+        "ended_by",
+        "free",
+        "history",
+        "meta",
+        "names",
+        "piles",
+        "rules",
         "seed",
         "start",
-        "meta",
-        "ended_by",
-        "_perfect",
+        "trays",
     )
 
     # -- construction -------------------------------------------------------
@@ -316,7 +316,7 @@ class Game:
             return False
         faces = set(self.trays[self._to_move])
         perfect = self._perfect
-        for key in set(self.counter.places.values()):
+        for key in {pk & 0xFFFF for pk in self.counter.places.values()}:
             for face in faces:
                 if fits(face, key, perfect):
                     return True
@@ -393,7 +393,7 @@ class Game:
             points = r.points
             self._scores[me] += points
             self._delivered[me] += 1
-            self.deliveries.append(Delivery(ply, BOXED, len(r.cells), points, (me,), xy(min(r.cells))))
+            self.deliveries.append(Delivery(ply, BOXED, len(r.cells), points, (me,), xy(r.first)))
             self._streak = 0
         elif kind == SWAP:
             tray = self.trays[me]
@@ -434,7 +434,8 @@ class Game:
             raise IllegalMove(f"{face} is not in your tray")
         counter = self.counter
         p = cell(x, y)
-        key = counter.places.get(p)
+        pk = counter.places.get(p)
+        key = None if pk is None else pk & 0xFFFF
         if key is not None:
             options = fits(face, key, self._perfect)
             if (rot, lock) in options:
@@ -452,7 +453,9 @@ class Game:
         if not counter.is_empty(p):
             raise IllegalMove(f"the card would overlap the counter at {x},{y}")
         if not counter.touches(p):
-            raise IllegalMove("the card must touch the counter edge to edge (a corner is no contact)")
+            raise IllegalMove(
+                "the card must touch the counter edge to edge (a corner is no contact)"
+            )
         if key is None:
             raise IllegalMove(
                 "no touching pair: the card touches only delivered donuts, which form no pairs"
@@ -478,9 +481,7 @@ class Game:
             raise IllegalMove(
                 "Cinnamon Roll: choose its lock, one of " + ", ".join(f"={c}" for c in choices)
             )
-        raise IllegalMove(
-            f"Cinnamon Roll: it can lock to {' or '.join(choices)} here, not {lock}"
-        )
+        raise IllegalMove(f"Cinnamon Roll: it can lock to {' or '.join(choices)} here, not {lock}")
 
     def _box_run(self, move: Move) -> Run:
         counter = self.counter
@@ -513,7 +514,7 @@ class Game:
             for p in to:
                 self._scores[p] += points
                 self._delivered[p] += 1
-            self.deliveries.append(Delivery(ply, SEALED, size, points, to, xy(min(r.cells))))
+            self.deliveries.append(Delivery(ply, SEALED, size, points, to, xy(r.first)))
 
     def _majority(self, r: Run) -> tuple[int, ...]:
         held = r.held[: len(self.names)]
@@ -528,7 +529,7 @@ class Game:
             points = r.points
             for p in to:
                 self._scores[p] += points
-            self.deliveries.append(Delivery(None, END, len(r.cells), points, to, xy(min(r.cells))))
+            self.deliveries.append(Delivery(None, END, len(r.cells), points, to, xy(r.first)))
         self._finished = True
         self.ended_by = why
 
@@ -540,53 +541,101 @@ class Game:
 def placements(counter: Counter, faces: list[str], perfect: bool) -> list[Move]:
     """Every legal placement of these faces on the counter, lock choices included.
 
-    The moves for one (place, requirement, face) never change, and most
-    places keep their requirement from one ply to the next, so the tuples of
-    moves are memoised (a pure function of those inputs; bounded in size).
+    This is the hot path of every AI and of move listing, so it is built from
+    memo tables that are pure functions of their keys (bounded in size):
+
+    - per face and requirement, the fitting (rotation, lock) choices;
+    - per face and (place, requirement), the list of moves, which most
+      places keep from one ply to the next;
+    - per face and place, each move object once, reused whenever the place's
+      requirement changes back and forth.
     """
     out: list[Move] = []
     if not faces:
         return out
-    memo = _PLACE_MEMO[perfect]
-    if len(memo) > _PLACE_MEMO_LIMIT:
-        memo.clear()
+    tables = _TABLES[perfect]
+    places = counter.places.values()
     extend = out.extend
-    for p, key in counter.places.items():
-        per = memo.get((p << 16) | key)
-        if per is None:
-            per = memo[(p << 16) | key] = {}
-        for face in faces:
-            found = per.get(face)
+    for face in faces:
+        table = tables.get(face)
+        if table is None or len(table.lists) > _TABLE_LIMIT:
+            table = tables[face] = _FaceTable(face, perfect)
+        get = table.lists.get
+        for pk in places:
+            found = get(pk)
             if found is None:
-                found = per[face] = _build(face, p, key, perfect)
+                found = table.build(pk)
             if found:
                 extend(found)
     return out
 
 
-def _build(face: str, p: int, key: int, perfect: bool) -> tuple[Move, ...]:
-    options = fits(face, key, perfect)
-    if not options:
-        return ()
-    x, y = xy(p)
-    return tuple([_new_move(Move, (PLACE, face, x, y, rot, lock)) for rot, lock in options])
+class _FaceTable:
+    """Memo tables of one face under one matching rule (see ``placements``)."""
+
+    __slots__ = ("face", "fits", "lists", "moves", "perfect")
+
+    def __init__(self, face: str, perfect: bool) -> None:
+        self.face = face
+        self.perfect = perfect
+        self.fits: dict[int, tuple[tuple[int, str], ...]] = {}
+        self.lists: dict[int, list[Move]] = {}
+        self.moves: dict[int, dict[tuple[int, str], Move]] = {}
+
+    def build(self, pk: int) -> list[Move]:
+        p = pk >> 16
+        key = pk & 0xFFFF
+        options = self.fits.get(key)
+        if options is None:
+            options = self.fits[key] = fits(self.face, key, self.perfect)
+        if not options:
+            self.lists[pk] = _NONE
+            return _NONE
+        made = self.moves.get(p)
+        if made is None:
+            made = self.moves[p] = {}
+        found = []
+        for fit in options:
+            move = made.get(fit)
+            if move is None:
+                y, x = divmod(p, STRIDE)
+                move = made[fit] = _new_move(
+                    Move, (PLACE, self.face, x - OFFSET, y - OFFSET, fit[0], fit[1])
+                )
+            found.append(move)
+        self.lists[pk] = found  # a list, never mutated
+        return found
 
 
+_NONE: Final[list[Move]] = []
+_TABLES: Final[dict[bool, dict[str, _FaceTable]]] = {False: {}, True: {}}
+_TABLE_LIMIT: Final = 50_000
 _new_move = tuple.__new__
-_PLACE_MEMO: Final[dict[bool, dict[int, dict[str, tuple[Move, ...]]]]] = {False: {}, True: {}}
-_PLACE_MEMO_LIMIT: Final = 100_000
 
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
     """Box-its open to ``player``, each naming its run's first cell in reading order."""
+    big = counter.big
+    if not big:
+        return []
     firsts = []
     runs = counter.runs
-    for rid in counter.big:
+    for rid in big:
         r = runs[rid]
         if 2 * r.held[player] >= len(r.cells):
-            firsts.append(min(r.cells))
+            firsts.append(r.first)
     firsts.sort()
-    return [Move(BOX, "", *xy(c)) for c in firsts]
+    return [_box_move(c) for c in firsts]
+
+
+def _box_move(c: int) -> Move:
+    found = _BOX_MEMO.get(c)
+    if found is None:
+        found = _BOX_MEMO[c] = Move(BOX, "", *xy(c))
+    return found
+
+
+_BOX_MEMO: Final[dict[int, Move]] = {}
 
 
 def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:
@@ -597,7 +646,9 @@ def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:
         quads = rotate(move.face, move.rot)
         lock = move.lock
         a, b, c, d = (
-            pack(FLAVOUR_INDEX[lock], True, owner) if q == ROLL else pack(FLAVOUR_INDEX[q], False, owner)
+            pack(FLAVOUR_INDEX[lock], True, owner)
+            if q == ROLL
+            else pack(FLAVOUR_INDEX[q], False, owner)
             for q in quads
         )
         found = _CODES_MEMO[k] = (a, b, c, d)

@@ -75,8 +75,4 @@ PLACE_ZONE: Final = {
 def cell_zone(c: int, squared: bool) -> list[int]:
     """Positions to refresh when cell ``c`` changes (a boxed run's cells)."""
     x, y = xy(c)
-    return [
-        cell(x + dx, y + dy)
-        for dx, dy in _CELL_ZONE
-        if not squared or _even((x + dx, y + dy))
-    ]
+    return [cell(x + dx, y + dy) for dx, dy in _CELL_ZONE if not squared or _even((x + dx, y + dy))]

@@ -36,17 +36,37 @@ def fits(face: str, requirement: int, perfect: bool) -> tuple[Fit, ...]:
 
 
 def _compute(face: str, requirement: int, perfect: bool) -> tuple[Fit, ...]:
-    masks = [(requirement >> (4 * i)) & 15 for i in range(4)]
+    # Table-driven: this runs for every new (face, requirement) pair, which in
+    # a fresh process is several times per ply.
+    m0 = requirement & 15
+    m1 = (requirement >> 4) & 15
+    m2 = (requirement >> 8) & 15
+    m3 = requirement >> 12
     out: list[Fit] = []
-    for rot in ROTATIONS:
-        quads = rotate(face, rot)
-        if mismatch(quads, masks, perfect) is not None:
+    for rot, quads in _turns(face):
+        a0 = _AGREE[quads[0]][m0]
+        a1 = _AGREE[quads[1]][m1]
+        a2 = _AGREE[quads[2]][m2]
+        a3 = _AGREE[quads[3]][m3]
+        if not (a0 or a1 or a2 or a3):
+            continue
+        if perfect and ((m0 and not a0) or (m1 and not a1) or (m2 and not a2) or (m3 and not a3)):
             continue
         if ROLL in quads:
-            out.extend((rot, lock) for lock in lock_choices(quads, masks))
+            out.extend((rot, lock) for lock in lock_choices(quads, [m0, m1, m2, m3]))
         else:
             out.append((rot, ""))
     return tuple(out)
+
+
+_TURNS: Final[dict[str, tuple[tuple[int, str], ...]]] = {}
+
+
+def _turns(face: str) -> tuple[tuple[int, str], ...]:
+    found = _TURNS.get(face)
+    if found is None:
+        found = _TURNS[face] = tuple((rot, rotate(face, rot)) for rot in ROTATIONS)
+    return found
 
 
 def agrees(letter: str, mask: int) -> bool:
@@ -61,10 +81,10 @@ def agrees(letter: str, mask: int) -> bool:
 
 def mismatch(quads: str, masks: list[int], perfect: bool) -> str | None:
     """Why these turned quadrants may not go down here, or None if they may."""
-    if not any(agrees(q, m) for q, m in zip(quads, masks)):
+    if not any(agrees(q, m) for q, m in zip(quads, masks, strict=True)):
         return "no touching pair agrees"
     if perfect:
-        for i, (q, m) in enumerate(zip(quads, masks)):
+        for i, (q, m) in enumerate(zip(quads, masks, strict=True)):
             if m and not agrees(q, m):
                 return f"quadrant {i}"
     return None
@@ -88,3 +108,7 @@ def start_lock(face: str) -> str:
     """The start card's R locks to the next quadrant clockwise (RULES.md section 3)."""
     i = face.index(ROLL)
     return face[(i + 1) % 4]
+
+
+#: _AGREE[letter][mask]: does a placed donut ``letter`` agree with a partner in ``mask``?
+_AGREE: Final = {letter: tuple(agrees(letter, m) for m in range(16)) for letter in FLAVOURS + ROLL}

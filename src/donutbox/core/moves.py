@@ -100,13 +100,13 @@ class Move(NamedTuple):
 
 def _coord(digits: str, shown: str) -> int:
     value = int(digits)
-    if abs(value) > COORD_LIMIT or digits in ("-0",) or (
-        digits.lstrip("-").startswith("0") and digits.lstrip("-") != "0"
+    if (
+        abs(value) > COORD_LIMIT
+        or digits in ("-0",)
+        or (digits.lstrip("-").startswith("0") and digits.lstrip("-") != "0")
     ):
         if abs(value) > COORD_LIMIT:
-            raise NotationError(
-                f"bad move {shown!r}: coordinates are limited to +/-{COORD_LIMIT}"
-            )
+            raise NotationError(f"bad move {shown!r}: coordinates are limited to +/-{COORD_LIMIT}")
         raise NotationError(f"bad move {shown!r}: numbers are written without leading zeros")
     return value
 

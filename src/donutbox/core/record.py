@@ -35,13 +35,13 @@ class Replay(NamedTuple):
 
 
 def read_rules(raw: object) -> Rules:
-    if raw is None:
-        return Rules()
     if not isinstance(raw, dict):
         raise RecordError("rules must be an object")
     for key in raw:
         if key not in RULE_KEYS:
-            raise RecordError(f"rules: unknown key {str(key)[:40]!r} (known: match, layout, closers)")
+            raise RecordError(
+                f"rules: unknown key {str(key)[:40]!r} (known: match, layout, closers)"
+            )
     match = raw.get("match", "one-good-match")
     layout = raw.get("layout", "squared-away")
     closers = raw.get("closers", False)
@@ -126,7 +126,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
         raise RecordError('format is missing (it must be "donutbox/1")')
     if record["format"] != FORMAT:
         raise RecordError(f'format must be "{FORMAT}", not {str(record["format"])[:40]!r}')
-    rules = read_rules(record.get("rules"))
+    rules = read_rules(record["rules"]) if "rules" in record else Rules()
     if "players" not in record:
         raise RecordError("players is missing (a list of 2 to 4 names)")
     names = _players(record["players"])
@@ -188,7 +188,11 @@ def load(record: object) -> Game:
 
 def dump(game: Game) -> dict[str, Any]:
     """The record of a game; it carries ``decks`` so any reader can replay it."""
-    out: dict[str, Any] = {"format": FORMAT, "rules": game.rules.to_dict(), "players": list(game.names)}
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "rules": game.rules.to_dict(),
+        "players": list(game.names),
+    }
     if game.free:
         out["start"] = game.start
     else:

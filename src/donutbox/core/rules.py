@@ -29,7 +29,9 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.match not in MATCHES:
-            raise RecordError(f"rules.match must be one of {', '.join(MATCHES)}, not {self.match!r}")
+            raise RecordError(
+                f"rules.match must be one of {', '.join(MATCHES)}, not {self.match!r}"
+            )
         if self.layout not in LAYOUTS:
             raise RecordError(
                 f"rules.layout must be one of {', '.join(LAYOUTS)}, not {self.layout!r}"
@@ -51,12 +53,7 @@ class Rules:
     @staticmethod
     def all() -> list[Rules]:
         """The eight combinations."""
-        return [
-            Rules(m, lay, c)  # type: ignore[arg-type]
-            for m in MATCHES
-            for lay in LAYOUTS
-            for c in (False, True)
-        ]
+        return [Rules(m, lay, c) for m in MATCHES for lay in LAYOUTS for c in (False, True)]
 
     def label(self) -> str:
         parts = ["Perfect Match" if self.perfect else "One Good Match"]
@@ -75,6 +72,7 @@ class GameInfo:
     tray_size: int = 4
     deck_size: int = 30
     flavours: str = "CSHB"
+
     def max_game_length(self, players: int) -> int:
         """A proven upper bound on the actions of a dealt game with standard decks.
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 
 from .game import Game
+from .geometry import xy
 from .matching import fits
 from .moves import PLACE, Move
-from .geometry import xy
 
 TRIES = 8
 
@@ -32,7 +32,7 @@ def sample_move(game: Game, rng: random.Random) -> Move:
         for _ in range(TRIES):
             p = keys[rng.randrange(len(keys))]
             face = tray[rng.randrange(len(tray))]
-            options = fits(face, places[p], perfect)
+            options = fits(face, places[p] & 0xFFFF, perfect)
             if options:
                 rot, lock = options[rng.randrange(len(options))]
                 x, y = xy(p)

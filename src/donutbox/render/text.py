@@ -19,7 +19,12 @@ FLAVOUR_STYLE = {
     "H": "bold #d2a05a",
     "B": "bold #4169e1",
 }
-OWNER_STYLE = ("bold white on #1f3a5f", "bold white on #5f1f1f", "bold white on #1f5f2a", "bold white on #5f4f1f")
+OWNER_STYLE = (
+    "bold white on #1f3a5f",
+    "bold white on #5f1f1f",
+    "bold white on #1f5f2a",
+    "bold white on #5f4f1f",
+)
 
 LEGEND = (
     "C Chocolate Cruller  S Strawberry Sprinkles  H Donut Holes  B Blueberry Glaze\n"
@@ -38,7 +43,9 @@ def counter_text(donuts: list[Donut]) -> Text:
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
     at = {(d.x, d.y): d for d in donuts}
     label_w = max(len(str(y0)), len(str(y1)))
-    header = " " * (label_w + 1) + "".join(f"{x:<3}"[:3] if x % 2 == 0 else "   " for x in range(x0, x1 + 1))
+    header = " " * (label_w + 1) + "".join(
+        f"{x:<3}"[:3] if x % 2 == 0 else "   " for x in range(x0, x1 + 1)
+    )
     out.append(header.rstrip() + "\n", style="dim")
     for y in range(y0, y1 + 1):
         out.append(f"{y:>{label_w}} ", style="dim")
@@ -86,12 +93,17 @@ def _status(view: PlayerView) -> Text:
     out.append(f"Rules: {rules}\n", style="dim")
     for p, name in enumerate(view.names):
         turn = "▶ " if view.to_move == p else "  "
-        line = f"{turn}{p + 1} {name}: {view.scores[p]} points, {view.boxes_delivered[p]} boxes delivered"
+        line = (
+            f"{turn}{p + 1} {name}: {view.scores[p]} points, "
+            f"{view.boxes_delivered[p]} boxes delivered"
+        )
         if not view.free:
             line += f", tray {view.tray_sizes[p]}, pile {view.pile_sizes[p]}"
         if p in view.winners:
             line += "  (winner)"
-        out.append(line + "\n", style=OWNER_STYLE[p].replace("on ", "") if view.to_move == p else "")
+        out.append(
+            line + "\n", style=OWNER_STYLE[p].replace("on ", "") if view.to_move == p else ""
+        )
     if view.finished:
         out.append("Game over.\n", style="bold")
     elif view.final_lap_turns is not None:
