@@ -214,6 +214,147 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    from .ai import agent_names
+    from .play import Session
+
+    known = agent_names()
+    if args.resume:
+        record = read_record(args.resume)
+        game = Game.from_record(record)
+        seats = record.get("agents")
+        if not (
+            isinstance(seats, list)
+            and len(seats) == game.players
+            and all(s == "human" or s in known for s in seats)
+        ):
+            seats = ["human"] + [args.vs] * (game.players - 1)
+    else:
+        if args.vs != "hotseat" and args.vs not in known:
+            raise UsageError(f"donutbox play: --vs must be hotseat or one of {', '.join(known)}")
+        try:
+            game = Game.new(_rules_from(args), args.players, args.seed)
+        except ValueError as err:
+            raise UsageError(f"donutbox play: {err}") from None
+        others = "human" if args.vs == "hotseat" else args.vs
+        seats = ["human"] + [others] * (args.players - 1)
+        if args.second and args.vs != "hotseat":
+            seats = seats[1:] + seats[:1]
+    if args.seconds <= 0 or args.seconds > 600:
+        raise UsageError("donutbox play: --seconds must be more than 0 and at most 600")
+    session = Session(
+        game, list(seats), args.seconds, _console(no_color=args.no_color), seed=game.seed or 0
+    )
+    return session.run()
+
+
+def _agent_list(text: str, players_min: int = 2) -> list[str]:
+    from .ai import agent_names
+
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    known = agent_names()
+    if not 2 <= len(names) <= 4:
+        raise UsageError("--players must name 2 to 4 agents, e.g. --players mcts,heuristic")
+    for a in names:
+        if a not in known:
+            raise UsageError(f"unknown agent {a!r}; known: {', '.join(known)}")
+    return names
+
+
+def _progress_runner(total: int, label: str) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=_console_err(),
+        transient=True,
+    )
+    task = progress.add_task(label, total=total)
+    return progress, lambda done, _total: progress.update(task, completed=done)
+
+
+def _console_err() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _agent_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    opts: dict[str, dict[str, Any]] = {}
+    if args.seconds is not None:
+        if not 0 < args.seconds <= 600:
+            raise UsageError("--seconds must be more than 0 and at most 600")
+        opts["mcts"] = {"seconds": args.seconds}
+        opts["hard"] = {"seconds": args.seconds}
+    if args.iterations is not None:
+        if not 0 < args.iterations <= 10_000_000:
+            raise UsageError("--iterations must be from 1 to 10000000")
+        opts["mcts"] = {"iterations": args.iterations}
+        opts["hard"] = {"iterations": args.iterations}
+    return opts
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    if not 1 <= args.games <= 1_000_000:
+        raise UsageError("--games must be from 1 to 1000000")
+    if not 1 <= args.jobs <= 64:
+        raise UsageError("--jobs must be from 1 to 64")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError("--seed must be from 0 to 2**63-1")
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from .lab.sim import run_specs, specs, summarize, summary_lines, write_outputs
+
+    agents = _agent_list(args.players)
+    _check_counts(args)
+    todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args))
+    progress, update = _progress_runner(len(todo), "games")
+    with progress:
+        results = run_specs(todo, args.jobs, update)
+    summary = summarize(results)
+    for line in summary_lines(summary):
+        print(line)
+    if args.out:
+        for path in write_outputs(results, summary, Path(args.out), " vs ".join(agents)):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_balance(args: argparse.Namespace) -> int:
+    from .lab.balance import run_balance, write_report
+
+    agents = _agent_list(args.players)
+    _check_counts(args)
+    progress, update = _progress_runner(args.games * 8, "games")
+    with progress:
+        grid = run_balance(agents, args.games, args.seed, args.jobs, _agent_options(args), update)
+    path = write_report(grid, agents, Path(args.out), args.seed)
+    print(f"wrote {path}")
+    return 0
+
+
+def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) -> None:
+    p.add_argument(
+        "--players",
+        default="heuristic,heuristic",
+        help="agents in seat order, comma-separated (default heuristic,heuristic)",
+    )
+    p.add_argument("--games", type=int, default=games, help=f"games to play (default {games})")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
+    p.add_argument("--seconds", type=float, help="mcts thinking time per move")
+    p.add_argument("--iterations", type=int, help="mcts iterations per move (instead of time)")
+    p.add_argument(
+        "--out",
+        default=out,
+        help="folder for records, CSV and plots" + (f" (default {out})" if out else ""),
+    )
+
+
 def _console(no_color: bool = False) -> Any:
     from rich.console import Console
 
@@ -281,6 +422,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
     p.add_argument("--no-legend", action="store_true", help="leave out the legend")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "sim",
+        help="play many games between agents and report",
+        description="Paired games between agents (every seat rotation per deal), in "
+        "parallel; win rates with 95%% intervals, scores, points by source, lengths.",
+    )
+    _add_sim_options(p, 100, None)
+    _add_rule_options(p)
+    p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser(
+        "balance",
+        help="run every rule combination and write a report",
+        description="All eight rule combinations with the chosen agents; writes a "
+        "Markdown report with plots for the game's designer.",
+    )
+    _add_sim_options(p, 50, "balance-report")
+    p.set_defaults(func=cmd_balance)
+
+    p = sub.add_parser(
+        "play",
+        help="play in the terminal against an agent or hotseat",
+        description="Play a game in the terminal. Type 'help' at the prompt.",
+    )
+    p.add_argument(
+        "--vs",
+        default="heuristic",
+        help="opponent: hotseat, an agent (random, greedy, heuristic, mcts) or a "
+        "level (easy, medium, hard); default heuristic",
+    )
+    p.add_argument("--seconds", type=float, default=1.0, help="thinking time of mcts and hint")
+    p.add_argument("--players", type=int, default=2, help="2 to 4 players")
+    p.add_argument("--seed", type=int, help="deal seed (default: random)")
+    p.add_argument("--second", action="store_true", help="let the opponent start")
+    p.add_argument("--resume", metavar="FILE", help="continue a saved game")
+    p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
+    _add_rule_options(p)
+    p.set_defaults(func=cmd_play)
 
     p = sub.add_parser(
         "bench",

@@ -1,0 +1,63 @@
+"""A position evaluation: points banked plus the expected worth of open boxes.
+
+Used by the heuristic agent (one ply) and to score MCTS playouts that are
+cut off before the end.  It reads only public information (the counter,
+scores, pile sizes), so it can be applied to a view's sampled worlds.
+"""
+
+from __future__ import annotations
+
+from ..core import Game
+
+
+def expected_scores(game: Game) -> list[float]:
+    """Each player's score plus their expected share of every open box.
+
+    A box goes to its majority holders at the latest at the end; how safe a
+    lead is depends on the margin, on how many empty edges the box still has
+    (each is a way for someone else to grow into it) and on how many turns
+    are left.  A player holding at least half of a box can bank it with box
+    it on their turn, which makes a lead held by the player to move safer.
+    """
+    n = game.players
+    est = [float(s) for s in game.scores]
+    if game.finished:
+        return est
+    turns_left = max(1.0, game.cards_left / n) if not game.free else 20.0
+    if game.final_lap_turns is not None:
+        turns_left = float(game.final_lap_turns)
+    to_move = game.to_move
+    for r in game.counter.runs.values():
+        size = len(r.cells)
+        if size < 2:
+            continue
+        held = r.held[:n]
+        best = max(held)
+        if best == 0:
+            continue
+        leaders = [p for p in range(n) if held[p] == best]
+        second = max((h for p, h in enumerate(held) if h != best), default=0)
+        margin = best - second if len(leaders) == 1 else 0
+        value = float(r.points) if size >= 3 else 0.5 * (size + 1) * (2 if r.rolls else 1)
+        # Risk grows with open edges and turns left; a margin protects.
+        risk = min(1.0, (r.open * 0.08 + 0.1) * min(turns_left, 6.0) / 6.0)
+        safety = 1.0 - risk / (1.0 + margin)
+        if to_move in leaders and 2 * held[to_move] >= size and size >= 3:
+            safety = max(safety, 0.95)
+        share = value * safety / len(leaders)
+        for p in leaders:
+            est[p] += share
+    return est
+
+
+def margin(game: Game, player: int) -> float:
+    """Expected score of ``player`` minus the best expected score of the others."""
+    est = expected_scores(game)
+    mine = est[player]
+    others = max(e for p, e in enumerate(est) if p != player)
+    if game.finished:
+        # The tie-break counts: boxes delivered.
+        d = game.boxes_delivered
+        mine += 0.01 * d[player]
+        others += 0.01 * max(x for p, x in enumerate(d) if p != player)
+    return mine - others

@@ -1,0 +1,167 @@
+"""Information-set Monte Carlo tree search (single-observer ISMCTS).
+
+The searching player cannot see the other trays or any pile's order.  Each
+iteration samples one *world* consistent with its view (``sample_world``),
+then walks one shared tree of moves, using only the children whose moves are
+legal in that world (each child counts how often it was available, for the
+UCB exploration term: Cowling, Powley & Whitehouse 2012).
+
+- Root: every legal move is ranked by the one-ply heuristic; the best
+  ``root_width`` are the candidates (the rest are rarely worth a simulation
+  and would spread a one-second budget thin).
+- Below the root, children are added by progressive widening; each new
+  child is the best of a few moves drawn by ``sample_move`` (no full move
+  list), judged by the points they score at once.
+- Playouts: ``playout_depth`` sampled moves, then the position is scored by
+  the heuristic evaluation: a squashed expected-score margin per player.
+
+Budget: ``seconds`` (wall clock) or ``iterations``, whichever is given.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from ..core import Game, Move, PlayerView
+from ..core.sampling import sample_move
+from ..core.worlds import sample_world
+from .base import register
+from .evaluate import expected_scores
+from .simple import rank_moves
+
+EXPLORATION = 0.7
+#: Scale of the squashing of expected-score margins into (0, 1).
+MARGIN_SCALE = 8.0
+
+
+class Node:
+    __slots__ = ("avail", "children", "move", "mover", "parent", "total", "visits")
+
+    def __init__(self, move: Move | None, parent: Node | None, mover: int) -> None:
+        self.move = move
+        self.parent = parent
+        self.mover = mover  # the player who made ``move``
+        self.children: dict[Move, Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 1
+
+
+@register("mcts")
+class MctsAgent:
+    name = "mcts"
+
+    def __init__(
+        self,
+        seconds: float | None = None,
+        iterations: int | None = None,
+        root_width: int = 16,
+        playout_depth: int = 6,
+        widening: float = 1.5,
+        expand_samples: int = 4,
+    ) -> None:
+        if seconds is None and iterations is None:
+            seconds = 1.0
+        self.seconds = seconds
+        self.iterations = iterations
+        self.root_width = root_width
+        self.playout_depth = playout_depth
+        self.widening = widening
+        self.expand_samples = expand_samples
+        self.last_iterations = 0
+
+    def choose(self, view: PlayerView, rng: random.Random) -> Move:
+        moves = view.legal_moves()
+        if len(moves) == 1:
+            return moves[0]
+        start = time.perf_counter()
+        ranked = rank_moves(view, moves, rng)
+        root = Node(None, None, -1)
+        for _, move in ranked[: self.root_width]:
+            root.children[move] = Node(move, root, view.player)
+        deadline = None if self.seconds is None else start + self.seconds
+        done = 0
+        while True:
+            if self.iterations is not None and done >= self.iterations:
+                break
+            if deadline is not None and done and time.perf_counter() >= deadline:
+                break
+            self._iterate(root, view, rng)
+            done += 1
+        self.last_iterations = done
+        best = max(root.children.values(), key=lambda c: (c.visits, c.total))
+        assert best.move is not None
+        return best.move
+
+    # One iteration: sample a world, select/expand, play out, back up.
+    def _iterate(self, root: Node, view: PlayerView, rng: random.Random) -> None:
+        world = sample_world(view, rng)
+        node = root
+        while not world.finished:
+            mover = world.to_move
+            assert mover is not None
+            if node is root:
+                legal = list(root.children.values())
+            else:
+                legal = [c for c in node.children.values() if world.is_legal(c.move)]  # type: ignore[arg-type]
+                if len(node.children) < self.widening * math.sqrt(node.visits + 1) or not legal:
+                    move = self._candidate(world, rng)
+                    child = node.children.get(move)
+                    if child is None:
+                        child = node.children[move] = Node(move, node, mover)
+                        world.play(move)
+                        node = child
+                        break
+                    if child not in legal:
+                        legal.append(child)
+            for c in legal:
+                c.avail += 1
+            log_n = math.log(node.visits + 1)
+            node = max(legal, key=lambda c: _ucb(c, log_n, rng))
+            world.play(node.move)  # type: ignore[arg-type]
+        values = self._playout(world, rng)
+        while node is not None:
+            node.visits += 1
+            if node.mover >= 0:
+                node.total += values[node.mover]
+            node = node.parent  # type: ignore[assignment]
+
+    def _candidate(self, world: Game, rng: random.Random) -> Move:
+        """A plausible move for the player to move: the best of a few sampled
+        ones by points scored at once (so the tree models opponents who take
+        what is on offer, not random ones)."""
+        mover = world.to_move
+        assert mover is not None
+        best: Move | None = None
+        best_gain = -1
+        before = world.scores[mover]
+        for _ in range(self.expand_samples):
+            move = sample_move(world, rng)
+            g = world.copy()
+            g.play(move)
+            gain = g.scores[mover] - before
+            if gain > best_gain:
+                best, best_gain = move, gain
+        assert best is not None
+        return best
+
+    def _playout(self, world: Game, rng: random.Random) -> list[float]:
+        for _ in range(self.playout_depth):
+            if world.finished:
+                break
+            world.play(sample_move(world, rng))
+        est = expected_scores(world)
+        n = len(est)
+        out = []
+        for p in range(n):
+            other = max(e for q, e in enumerate(est) if q != p)
+            out.append(1.0 / (1.0 + math.exp(-(est[p] - other) / MARGIN_SCALE)))
+        return out
+
+
+def _ucb(c: Node, log_parent: float, rng: random.Random) -> float:
+    if c.visits == 0:
+        return 1e9 + rng.random()
+    return c.total / c.visits + EXPLORATION * math.sqrt(math.log(c.avail + 1) / c.visits)

@@ -1,0 +1,1 @@
+"""The balance lab: simulations, statistics, reports and plots."""

@@ -1,0 +1,219 @@
+"""``donutbox sim``: many games between agents, in parallel, with a report.
+
+Games are paired: for every deal seed, the agents play every rotation of
+the seats, so each agent meets the same cards from every seat.  A game is a
+pure function of (seats, rules, deal seed): results are the same whatever
+``--jobs`` is, and are collected in game order.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import Rules
+from .match import GameResult, play_game
+from .stats import describe, wilson
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    index: int
+    seats: tuple[str, ...]
+    rules: Rules
+    seed: int
+    options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+
+
+def specs(
+    agents: list[str],
+    games: int,
+    rules: Rules,
+    seed: int,
+    options: dict[str, dict[str, Any]] | None = None,
+) -> list[GameSpec]:
+    """``games`` games: deal seeds from ``seed`` up, each with every seat rotation."""
+    n = len(agents)
+    opts = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in (options or {}).items()))
+    out = []
+    deal = seed
+    while len(out) < games:
+        for shift in range(n):
+            if len(out) >= games:
+                break
+            seats = tuple(agents[(i + shift) % n] for i in range(n))
+            out.append(GameSpec(len(out), seats, rules, deal, opts))
+        deal += 1
+    return out
+
+
+def _run(spec: GameSpec) -> tuple[int, GameResult]:
+    options = {k: dict(v) for k, v in spec.options}
+    return spec.index, play_game(list(spec.seats), spec.rules, spec.seed, options)
+
+
+def run_specs(
+    todo: list[GameSpec], jobs: int = 1, progress: Callable[[int, int], None] | None = None
+) -> list[GameResult]:
+    """Play the games (in ``jobs`` processes), results in game order."""
+    results: dict[int, GameResult] = {}
+
+    def done(pair: tuple[int, GameResult]) -> None:
+        results[pair[0]] = pair[1]
+        if progress:
+            progress(len(results), len(todo))
+
+    if jobs <= 1:
+        for spec in todo:
+            done(_run(spec))
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            for pair in pool.map(_run, todo, chunksize=1):
+                done(pair)
+    return [results[i] for i in range(len(todo))]
+
+
+def summarize(results: list[GameResult]) -> dict[str, Any]:
+    """Win rates per agent and per seat (95% Wilson intervals), scores, sources, lengths."""
+    agents = sorted({a for r in results for a in r.seats})
+    n_seats = len(results[0].seats) if results else 0
+    per_agent: dict[str, dict[str, Any]] = {}
+    for a in agents:
+        wins = 0.0
+        played = 0
+        scores: list[float] = []
+        for r in results:
+            for seat, name in enumerate(r.seats):
+                if name == a:
+                    played += 1
+                    scores.append(r.scores[seat])
+                    if seat in r.winners:
+                        wins += 1.0 / len(r.winners)
+        lo, hi = wilson(wins, played)
+        per_agent[a] = {
+            "games": played,
+            "wins": wins,
+            "win_rate": wins / played if played else 0,
+            "ci95": [lo, hi],
+            "score": describe(scores),
+        }
+    per_seat = []
+    for seat in range(n_seats):
+        wins = sum(1.0 / len(r.winners) for r in results if seat in r.winners)
+        lo, hi = wilson(wins, len(results))
+        per_seat.append(
+            {"seat": seat, "wins": wins, "win_rate": wins / len(results), "ci95": [lo, hi]}
+        )
+    sources = {
+        k: sum(sum(r.points_by_source[k]) for r in results) / len(results)
+        for k in ("sealed", "boxed", "end")
+    }
+    boxes = {k: sum(r.boxes[k] for r in results) / len(results) for k in ("sealed", "boxed", "end")}
+    return {
+        "games": len(results),
+        "agents": per_agent,
+        "seats": per_seat,
+        "points_by_source_per_game": sources,
+        "boxes_per_game": boxes,
+        "plies": describe([r.plies for r in results]),
+        "swaps_per_game": sum(r.swaps for r in results) / len(results),
+        "passes_per_game": sum(r.passes for r in results) / len(results),
+        "ties": sum(1 for r in results if len(r.winners) > 1),
+    }
+
+
+def write_outputs(
+    results: list[GameResult],
+    summary: dict[str, Any],
+    out: Path,
+    title: str = "donutbox simulation",
+) -> list[Path]:
+    """Records (JSON lines), per-game CSV, summary JSON, and PNG plots."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    path = out / "records.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for r in results:
+            fh.write(json.dumps(r.record) + "\n")
+    written.append(path)
+    path = out / "games.csv"
+    n = len(results[0].seats)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "game",
+                "seed",
+                *[f"seat{i}" for i in range(n)],
+                *[f"score{i}" for i in range(n)],
+                "winners",
+                "plies",
+                "swaps",
+                "passes",
+                "sealed_boxes",
+                "boxed_boxes",
+                "end_boxes",
+                "seconds",
+            ]
+        )
+        for i, r in enumerate(results):
+            w.writerow(
+                [
+                    i,
+                    r.seed,
+                    *r.seats,
+                    *r.scores,
+                    " ".join(map(str, r.winners)),
+                    r.plies,
+                    r.swaps,
+                    r.passes,
+                    r.boxes["sealed"],
+                    r.boxes["boxed"],
+                    r.boxes["end"],
+                    f"{r.seconds:.3f}",
+                ]
+            )
+    written.append(path)
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    written.append(path)
+    from .plots import plot_points_by_source, plot_scores, plot_seats
+
+    written.append(plot_scores(results, out / "scores.png", title))
+    written.append(plot_seats(summary, out / "win_rate_by_seat.png", title))
+    written.append(plot_points_by_source(results, out / "points_by_source.png", title))
+    return written
+
+
+def summary_lines(summary: dict[str, Any]) -> Iterator[str]:
+    yield f"{summary['games']} games"
+    for name, a in summary["agents"].items():
+        lo, hi = a["ci95"]
+        yield (
+            f"  {name}: win rate {a['win_rate']:.1%} (95% CI {lo:.1%}-{hi:.1%}), "
+            f"mean score {a['score']['mean']:.1f} ± {a['score']['sd']:.1f}"
+        )
+    for s in summary["seats"]:
+        lo, hi = s["ci95"]
+        yield f"  seat {s['seat'] + 1}: win rate {s['win_rate']:.1%} (95% CI {lo:.1%}-{hi:.1%})"
+    src = summary["points_by_source_per_game"]
+    yield (
+        f"  points per game: sealed {src['sealed']:.1f}, boxed {src['boxed']:.1f}, "
+        f"end {src['end']:.1f}"
+    )
+    bx = summary["boxes_per_game"]
+    yield (
+        f"  boxes per game: sealed {bx['sealed']:.1f}, boxed {bx['boxed']:.1f}, end {bx['end']:.1f}"
+    )
+    pl = summary["plies"]
+    yield (
+        f"  game length: {pl['mean']:.1f} plies (min {pl['min']:.0f}, max {pl['max']:.0f}); "
+        f"swaps {summary['swaps_per_game']:.2f}/game, passes {summary['passes_per_game']:.2f}/game"
+    )

@@ -1,0 +1,194 @@
+"""Terminal play: ``donutbox play``, against agents or hotseat.
+
+The human types moves in notation (``CCSS@2,0/90``) or short forms:
+
+- ``N X,Y [ROT] [=F]``: tray card N (1-4) at X,Y, turned ROT (default 0);
+- ``box X,Y``, ``swap N`` or ``swap FACE``, ``pass``;
+- ``moves [N]``: legal moves (of tray card N); ``hint``: the strongest
+  agent's choice; ``undo``: take back your last move (and the replies);
+  ``save FILE``; ``show``; ``help``; ``quit``.
+
+Illegal input is answered with the rule it breaks; nothing is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .ai import make_agent
+from .core import DonutboxError, Game, Move, RecordError
+from .core.cards import ROTATIONS
+from .render.text import LEGEND, game_text
+from .summary import sorted_moves
+
+HELP = """Moves: notation (CCSS@2,0/90, RCSH@4,0/0=C, box@3,1, swap CCSS, pass)
+  or short: 'N X,Y [ROT] [=F]' puts tray card N at X,Y turned ROT degrees,
+  'box X,Y', 'swap N', 'pass'.
+Commands: moves [N] (legal moves, of card N) | hint | undo | save FILE |
+  show | help | quit"""
+
+_SHORT = re.compile(r"(\d)\s+(-?\d+)\s*,\s*(-?\d+)(?:\s+(\d+))?(?:\s*=\s*([CSHB]))?", re.I)
+
+
+class Session:
+    """One terminal game: who plays each seat, the game, input and output."""
+
+    def __init__(
+        self,
+        game: Game,
+        seats: list[str],
+        seconds: float,
+        console: Console,
+        ask: Callable[[str], str] = input,
+        seed: int = 0,
+    ) -> None:
+        self.game = game
+        self.seats = seats  # "human" or an agent/level name, per player
+        self.agents = {
+            p: make_agent(name, **({"seconds": seconds} if _is_mcts(name) else {}))
+            for p, name in enumerate(seats)
+            if name != "human"
+        }
+        self.seconds = seconds
+        self.console = console
+        self.ask = ask
+        self.rng = random.Random(seed)
+
+    def say(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style, highlight=False, markup=False)
+
+    def draw(self) -> None:
+        viewer = self.game.to_move
+        humans = [p for p, s in enumerate(self.seats) if s == "human"]
+        if viewer is None or viewer not in humans:
+            viewer = humans[0] if humans else None
+        self.console.print(game_text(self.game, viewer=viewer))
+
+    def run(self) -> int:
+        self.say("donutbox: type 'help' for commands.")
+        self.console.print(LEGEND, style="dim")
+        self.draw()
+        while not self.game.finished:
+            p = self.game.to_move
+            assert p is not None
+            if self.seats[p] != "human":
+                move = self.agents[p].choose(self.game.view(p), self.rng)
+                self.game.play(move)
+                self.say(f"{self.game.names[p]} plays {move}")
+                self.draw()
+                continue
+            try:
+                line = self.ask(f"{self.game.names[p]}> ").strip()
+            except EOFError:
+                self.say("bye (game not saved)")
+                return 0
+            if not line:
+                continue
+            if line in ("quit", "exit", "q"):
+                self.say("bye")
+                return 0
+            try:
+                self.command(line)
+            except DonutboxError as err:
+                self.say(f"not allowed: {err}", style="bold red")
+        self.say("Game over: " + self.result())
+        return 0
+
+    def result(self) -> str:
+        g = self.game
+        names = ", ".join(g.names[w] for w in g.winners)
+        scores = " - ".join(str(s) for s in g.scores)
+        return f"{scores}; winner: {names}"
+
+    def command(self, line: str) -> None:
+        game = self.game
+        me = game.to_move
+        assert me is not None
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if word == "help":
+            self.say(HELP)
+        elif word == "show":
+            self.draw()
+        elif word == "moves":
+            moves = sorted_moves(game.legal_moves())
+            if rest:
+                face = self._tray_card(rest)
+                moves = [m for m in moves if m.face == face]
+            self.say(" ".join(str(m) for m in moves) or "(none)")
+        elif word == "hint":
+            agent = make_agent("mcts", seconds=self.seconds)
+            self.say(f"hint: {agent.choose(game.view(me), self.rng)}")
+        elif word == "undo":
+            self.undo()
+        elif word == "save":
+            if not rest:
+                raise RecordError("save needs a file name")
+            Path(rest).write_text(json.dumps(self.record(), indent=1) + "\n", encoding="utf-8")
+            self.say(f"saved to {rest}")
+        else:
+            move = self.parse(line)
+            game.play(move)
+            self.draw()
+
+    def parse(self, line: str) -> Move:
+        m = _SHORT.fullmatch(line)
+        if m:
+            face = self._tray_card(m.group(1))
+            rot = int(m.group(4) or 0)
+            if rot not in ROTATIONS:
+                raise RecordError("rotation must be 0, 90, 180 or 270")
+            return Move.place(
+                face, int(m.group(2)), int(m.group(3)), rot, (m.group(5) or "").upper()
+            )
+        word, _, rest = line.partition(" ")
+        if word == "swap" and rest.strip().isdigit():
+            return Move.swap(self._tray_card(rest.strip()))
+        if word == "box" and rest:
+            return Move.parse("box@" + rest.replace(" ", ""))
+        return Move.parse(line)
+
+    def _tray_card(self, text: str) -> str:
+        tray = self.game.trays[self.game.to_move or 0]
+        if not text.isdigit() or not 1 <= int(text) <= len(tray):
+            raise RecordError(f"pick a tray card from 1 to {len(tray)}")
+        return tray[int(text) - 1]
+
+    def undo(self) -> None:
+        game = self.game
+        me = game.to_move
+        history = [str(m) for m in game.history]
+        # Take back moves until it is this human's turn again, before their last move.
+        n = game.players
+        cut = None
+        if not self.agents:
+            # Hotseat: take back the last move, whoever made it.
+            cut = len(history) - 1 if history else None
+        else:
+            for ply in range(len(history) - 1, -1, -1):
+                if ply % n == me:
+                    cut = ply
+                    break
+        if cut is None:
+            raise RecordError("undo: you have no move to take back")
+        record = game.to_record()
+        record["moves"] = history[:cut]
+        self.game = Game.from_record(record)
+        self.say(f"took back {len(history) - cut} move(s)")
+        self.draw()
+
+    def record(self) -> dict[str, Any]:
+        record = self.game.to_record()
+        record["agents"] = list(self.seats)
+        return record
+
+
+def _is_mcts(name: str) -> bool:
+    return name in ("mcts", "hard")
