@@ -1,0 +1,141 @@
+"""The balance lab: reproducible simulations, correct statistics, real files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from donutbox.core import Rules
+from donutbox.lab.sim import run_specs, specs, summarize
+from donutbox.lab.stats import describe, wilson
+
+
+def test_wilson_interval_matches_the_textbook_values() -> None:
+    # Worked by hand: p = 0.5, n = 100, z = 1.96 -> centre 0.5,
+    # half = 1.96 * sqrt(0.0025 + 0.000096) / 1.0384 = 0.0962.
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4)
+    assert hi == pytest.approx(0.5962, abs=1e-4)
+    # p = 0: the interval starts at 0 and reaches 3.7% for n = 100.
+    lo, hi = wilson(0, 100)
+    assert lo == pytest.approx(0.0, abs=1e-12)
+    assert hi == pytest.approx(0.0370, abs=1e-4)
+
+
+def test_describe_quartiles() -> None:
+    d = describe([1, 2, 3, 4, 5])
+    assert d["mean"] == 3 and d["median"] == 3 and d["min"] == 1 and d["max"] == 5
+
+
+def test_games_are_paired_over_seats() -> None:
+    todo = specs(["greedy", "random"], 5, Rules(), 40)
+    assert [(s.seats, s.seed) for s in todo] == [
+        (("greedy", "random"), 40),
+        (("random", "greedy"), 40),
+        (("greedy", "random"), 41),
+        (("random", "greedy"), 41),
+        (("greedy", "random"), 42),
+    ]
+
+
+def test_results_do_not_depend_on_jobs() -> None:
+    todo = specs(["greedy", "random"], 4, Rules(layout="splitzkies"), 7)
+    one = run_specs(todo, jobs=1)
+    two = run_specs(todo, jobs=2)
+    assert [r.record for r in one] == [r.record for r in two]
+    summary = summarize(one)
+    assert sum(a["wins"] for a in summary["agents"].values()) == pytest.approx(4)
+    assert sum(s["wins"] for s in summary["seats"]) == pytest.approx(4)
+
+
+def test_sim_command_writes_records_csv_and_plots(tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "donutbox.cli",
+            "sim",
+            "--players",
+            "greedy,random",
+            "--games",
+            "4",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+            "--closers",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "win rate" in result.stdout
+    lines = (out / "records.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    record = json.loads(lines[0])
+    assert record["rules"]["closers"] is True
+    with (out / "games.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 4
+    for name in ("scores.png", "win_rate_by_seat.png", "points_by_source.png"):
+        data = (out / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+
+
+def test_balance_command_writes_a_report(tmp_path: Path) -> None:
+    out = tmp_path / "bal"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "donutbox.cli",
+            "balance",
+            "--players",
+            "random,random",
+            "--games",
+            "2",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    report = (out / "balance.md").read_text()
+    for variant in Rules.all():
+        assert variant.label() in report
+    for name in ("balance-first-player.png", "balance-boxes.png", "balance-length.png"):
+        assert (out / name).read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--games", "0"],
+        ["--jobs", "0"],
+        ["--players", "greedy"],
+        ["--players", "greedy,nobody"],
+        ["--seconds", "-1"],
+        ["--seed", "-5"],
+    ],
+)
+def test_sim_rejects_bad_options_in_one_line(args: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "donutbox.cli", "sim", "--players", "random,random", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,90 @@
+"""`donutbox play` through a real pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+DONUTBOX = shutil.which("donutbox")
+
+
+def _spawn(*args: str):  # type: ignore[no-untyped-def]
+    cmd = DONUTBOX or sys.executable
+    argv = list(args) if DONUTBOX else ["-m", "donutbox.cli", *args]
+    child = pexpect.spawn(
+        cmd,
+        argv,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 160),
+        env={"NO_COLOR": "1", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+    )
+    return child
+
+
+def test_a_game_against_an_agent_in_a_terminal(tmp_path: Path) -> None:
+    child = _spawn("play", "--vs", "random", "--seed", "3", "--no-color")
+    child.expect("Player 1> ")
+    # Seed 3 deals player 0 RSHB CCSS CCBB CCBB and start card RBHC (see
+    # `donutbox new --seed 3`): the start's R locks to B.
+    child.sendline("flip")
+    child.expect("not allowed: bad move 'flip'")
+    child.expect("Player 1> ")
+    child.sendline("CCSS@1,0/0")
+    child.expect("Squared Away")
+    child.expect("Player 1> ")
+    child.sendline("moves 2")
+    child.expect("CCSS@")
+    child.expect("Player 1> ")
+    child.sendline("2 -2,0 90")  # tray card 2 (CCSS) at (-2,0) turned 90: S S / C C ... next to B,C
+    index = child.expect(["Player 2 plays", "not allowed"])
+    if index == 1:
+        child.expect("Player 1> ")
+        child.sendline("2 0,2 0")
+        child.expect("Player 2 plays")
+    child.expect("Player 1> ")
+    child.sendline("undo")
+    child.expect("took back 2 move")
+    child.expect("Player 1> ")
+    save = tmp_path / "game.json"
+    child.sendline(f"save {save}")
+    child.expect("saved to")
+    child.expect("Player 1> ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    record = json.loads(save.read_text())
+    assert record["format"] == "donutbox/1"
+    assert record["moves"] == []
+    assert record["agents"] == ["human", "random"]
+
+
+def test_resume_and_play_to_the_end_hotseat(tmp_path: Path) -> None:
+    import donutbox
+
+    game = donutbox.Game.new(donutbox.Rules(), 2, seed=12)
+    import random
+
+    rng = random.Random(0)
+    while game.cards_left > 12 and not game.finished:
+        game.play(rng.choice(game.legal_moves()))
+    record = game.to_record()
+    record["agents"] = ["human", "human"]
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps(record))
+    child = _spawn("play", "--resume", str(path), "--no-color")
+    while True:
+        index = child.expect([r"Player \d> ", "Game over: "])
+        if index == 1:
+            break
+        moves = game.legal_moves()
+        move = moves[0]
+        child.sendline(str(move))
+        game.play(move)
+    child.expect(pexpect.EOF)
+    assert game.finished
