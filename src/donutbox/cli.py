@@ -110,7 +110,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         _console().print(game_text(game))
         if error:
-            print(f"move {error[0]} ({error[1]}) is illegal: {error[2]}", file=sys.stderr)
+            print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
     return 1 if error else 0
 
 
@@ -128,7 +128,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
     else:
         print("\n".join(moves))
     if error:
-        print(f"move {error[0]} ({error[1]}) is illegal: {error[2]}", file=sys.stderr)
+        print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
         return 1
     return 0
 
@@ -476,6 +476,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """A message as one printable line: control characters escaped, and text
+    that cannot be printed (lone surrogates) replaced."""
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -485,10 +492,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(args.func(args))
     except UsageError as err:
-        print(str(err), file=sys.stderr)
+        print(one_line(str(err)), file=sys.stderr)
         return 2
     except DonutboxError as err:
-        print(f"donutbox: {err}", file=sys.stderr)
+        print(one_line(f"donutbox: {err}"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
@@ -498,8 +505,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("DONUTBOX_DEBUG"):
             raise
         print(
-            f"donutbox: internal error ({type(err).__name__}: {err}); "
-            "set DONUTBOX_DEBUG=1 for details",
+            one_line(
+                f"donutbox: internal error ({type(err).__name__}: {err}); "
+                "set DONUTBOX_DEBUG=1 for details"
+            ),
             file=sys.stderr,
         )
         return 3

@@ -61,6 +61,7 @@ class MctsAgent:
         playout_depth: int = 6,
         widening: float = 1.5,
         expand_samples: int = 4,
+        prior_visits: int = 3,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -70,6 +71,7 @@ class MctsAgent:
         self.playout_depth = playout_depth
         self.widening = widening
         self.expand_samples = expand_samples
+        self.prior_visits = prior_visits
         self.last_iterations = 0
 
     def choose(self, view: PlayerView, rng: random.Random) -> Move:
@@ -79,8 +81,14 @@ class MctsAgent:
         start = time.perf_counter()
         ranked = rank_moves(view, moves, rng)
         root = Node(None, None, -1)
-        for _, move in ranked[: self.root_width]:
-            root.children[move] = Node(move, root, view.player)
+        for value, move in ranked[: self.root_width]:
+            child = root.children[move] = Node(move, root, view.player)
+            # Prior knowledge: start each candidate from the heuristic's
+            # opinion, worth ``prior_visits`` simulations, so that a small
+            # budget never does worse than the heuristic alone.
+            child.visits = self.prior_visits
+            child.total = self.prior_visits * _squash(value)
+            root.visits += self.prior_visits
         deadline = None if self.seconds is None else start + self.seconds
         done = 0
         while True:
@@ -157,8 +165,13 @@ class MctsAgent:
         out = []
         for p in range(n):
             other = max(e for q, e in enumerate(est) if q != p)
-            out.append(1.0 / (1.0 + math.exp(-(est[p] - other) / MARGIN_SCALE)))
+            out.append(_squash(est[p] - other))
         return out
+
+
+def _squash(margin: float) -> float:
+    """An expected-score margin as a value in (0, 1)."""
+    return 1.0 / (1.0 + math.exp(-margin / MARGIN_SCALE))
 
 
 def _ucb(c: Node, log_parent: float, rng: random.Random) -> float:

@@ -668,4 +668,11 @@ def _names(players: int | Sequence[str]) -> list[str]:
     names = list(players)
     if not GAME_INFO.min_players <= len(names) <= GAME_INFO.max_players:
         raise ValueError(f"a game has 2 to 4 players, not {len(names)}")
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError("player names must be strings")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a player name is not valid Unicode text") from None
     return names

@@ -22,8 +22,8 @@ BOX: Final = "box"
 SWAP: Final = "swap"
 PASS: Final = "pass"
 
-_INT = r"(-?\d{1,12})"
-_PLACE_RE: Final = re.compile(rf"([A-Z]{{4}})@{_INT},{_INT}/(\d{{1,3}})(?:=([A-Z]))?")
+_INT = r"(-?[0-9]{1,12})"  # ASCII digits only (\d would take any Unicode digit)
+_PLACE_RE: Final = re.compile(rf"([A-Z]{{4}})@{_INT},{_INT}/([0-9]{{1,3}})(?:=([A-Z]))?")
 _BOX_RE: Final = re.compile(rf"box@{_INT},{_INT}")
 _SWAP_RE: Final = re.compile(r"swap ([A-Z]{4})")
 

@@ -114,6 +114,26 @@ def _moves(raw: object) -> list[Move]:
     return out
 
 
+def check_text(value: object, where: str = "record") -> None:
+    """Refuse strings that are not valid Unicode text (JSON can smuggle lone
+    surrogates in with ``\\ud800``): such a record could not be written back
+    as UTF-8."""
+    stack: list[tuple[object, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise RecordError(f"{at} is not valid Unicode text (a lone surrogate)") from None
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                stack.append((key, at))
+                stack.append((sub, f"{at}.{key}" if at != "record" else str(key)))
+        elif isinstance(item, list):
+            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+
+
 def setup(record: object) -> tuple[Game, list[Move], bool]:
     """Check a record and build its starting position.
 
@@ -122,6 +142,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
     """
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object")
+    check_text(record)
     if "format" not in record:
         raise RecordError('format is missing (it must be "donutbox/1")')
     if record["format"] != FORMAT:

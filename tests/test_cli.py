@@ -1,0 +1,555 @@
+"""The ``donutbox`` command line (RULES.md section 9, command-line contract).
+
+Every command runs in a subprocess, many at once (each is a fresh
+interpreter).  Bad input of any kind must give exit status 2, exactly one line
+on standard error, no traceback, and nothing on standard output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+F = "donutbox/1"
+AB = ["Ann", "Bob"]
+B5 = ["BBBB"] * 5
+DECKS = [["BBBB"] * 4 + ["CCCC", "BBBB"], B5]
+
+# The table of RULES.md section 1, copied by hand (halves, threes, rainbows, rolls).
+HALVES = Counter(["CCSS", "CCHH", "CCBB", "SSHH", "SSBB", "HHBB"] * 2)
+THREES = Counter(["CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH"])
+RAINBOWS = Counter(["CSHB", "CSBH", "CHSB", "CHBS"])
+ROLLS = Counter(["RCSH", "RHSC", "RCSB", "RBCS", "RCHB", "RBHC", "RSHB", "RBSH"])
+STANDARD = HALVES + THREES + RAINBOWS + ROLLS
+
+
+def _command() -> list[str]:
+    beside = Path(sys.executable).with_name("donutbox")
+    if beside.exists():
+        return [str(beside)]
+    exe = shutil.which("donutbox")
+    return [exe] if exe else [sys.executable, "-m", "donutbox.cli"]
+
+
+class Job(NamedTuple):
+    args: tuple[str, ...]
+    stdin: bytes = b""
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def _run(job: Job) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = dict(os.environ)
+    env.pop("FORCE_COLOR", None)
+    env.pop("DONUTBOX_DEBUG", None)
+    env.update(dict(job.env))
+    proc = subprocess.run(
+        [*_command(), *job.args],
+        input=job.stdin,
+        capture_output=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
+
+
+def run_many(jobs: list[Job]) -> list[subprocess.CompletedProcess[str]]:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(_run, jobs))
+
+
+def run(*args: str, stdin: bytes = b"", **env: str) -> subprocess.CompletedProcess[str]:
+    return _run(Job(tuple(args), stdin, tuple(env.items())))
+
+
+def assert_bad_input(proc: subprocess.CompletedProcess[str], what: str) -> None:
+    assert proc.returncode == 2, f"{what}: exit {proc.returncode}\n{proc.stderr}"
+    assert proc.stdout == "", f"{what}: wrote to stdout: {proc.stdout[:200]!r}"
+    assert "Traceback" not in proc.stderr, what
+    lines = proc.stderr.strip("\n").splitlines()
+    assert len(lines) == 1 and lines[0].strip(), f"{what}: stderr {proc.stderr!r}"
+
+
+def write(path: Path, record: object) -> Path:
+    path.write_text(json.dumps(record))
+    return path
+
+
+# -- --help ---------------------------------------------------------------------
+
+
+def test_every_command_has_help() -> None:
+    commands = ["replay", "moves", "new", "show", "bench"]
+    procs = run_many([Job((c, "--help")) for c in commands] + [Job(("--help",))])
+    for command, proc in zip([*commands, "(top)"], procs, strict=True):
+        assert proc.returncode == 0, command
+        assert "usage" in proc.stdout.lower(), command
+        assert "Traceback" not in proc.stderr
+    top = procs[-1].stdout
+    for command in commands:
+        assert command in top
+
+
+# -- new ---------------------------------------------------------------------------
+
+
+def _standard_record(record: dict, players: int) -> None:
+    assert record["format"] == F
+    assert len(record["players"]) == players
+    assert len(record["decks"]) == players
+    for deck in record["decks"]:
+        assert Counter(deck) == STANDARD
+    assert record.get("moves", []) == []
+
+
+def test_new_with_options_gives_a_record_that_replays(tmp_path: Path) -> None:
+    out = tmp_path / "new.json"
+    jobs = [
+        Job(("new", "--seed", "7")),
+        Job(("new", "--seed", "7")),
+        Job(("new", "--seed", "8")),
+        Job(
+            (
+                "new",
+                "--players",
+                "3",
+                "--seed",
+                "5",
+                "--match",
+                "perfect-match",
+                "--layout",
+                "splitzkies",
+                "--closers",
+            )
+        ),
+        Job(("new", "--names", "Ann,Bob,Cy,Di", "--seed", "0")),
+        Job(("new", "--seed", str(2**64 - 1))),
+        Job(("new",)),
+        Job(("new", "--seed", "11", "--out", str(out))),
+    ]
+    a, a2, b, three, four, biggest, unseeded, to_file = run_many(jobs)
+    for proc in (a, a2, b, three, four, biggest, unseeded):
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert a.stdout == a2.stdout  # the same seed deals the same decks
+    rec_a, rec_b = json.loads(a.stdout), json.loads(b.stdout)
+    assert rec_a["decks"] != rec_b["decks"]
+    _standard_record(rec_a, 2)
+    rec3 = json.loads(three.stdout)
+    _standard_record(rec3, 3)
+    assert rec3["rules"] == {"match": "perfect-match", "layout": "splitzkies", "closers": True}
+    rec4 = json.loads(four.stdout)
+    _standard_record(rec4, 4)
+    assert rec4["players"] == ["Ann", "Bob", "Cy", "Di"]
+    _standard_record(json.loads(biggest.stdout), 2)
+    _standard_record(json.loads(unseeded.stdout), 2)
+    assert to_file.returncode == 0 and to_file.stdout == ""
+    _standard_record(json.loads(out.read_text()), 2)
+
+    # Each record replays: nothing played, player 0 to move, the start card
+    # (player 0's 5th card) alone on the counter.
+    paths = []
+    for i, proc in enumerate((a, three, four, unseeded)):
+        paths.append(tmp_path / f"r{i}.json")
+        paths[-1].write_text(proc.stdout)
+    paths.append(out)
+    replays = run_many([Job(("replay", str(p), "--json")) for p in paths])
+    for path, proc in zip(paths, replays, strict=True):
+        assert proc.returncode == 0, proc.stderr
+        got = json.loads(proc.stdout)
+        record = json.loads(path.read_text())
+        n = len(record["players"])
+        assert got["scores"] == [0] * n and got["delivered"] == [0] * n
+        assert got["finished"] is False and got["winners"] == [] and got["to_move"] == 0
+        assert got["deliveries"] == [] and got["error"] is None
+        assert len(got["cells"]) == 4
+        start = record["decks"][0][4]
+        assert sorted((c["x"], c["y"]) for c in got["cells"]) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+        assert all(c["owner"] is None for c in got["cells"])
+        flavours = {(c["x"], c["y"]): c["flavour"] for c in got["cells"]}
+        for (x, y), letter in zip([(0, 0), (1, 0), (1, 1), (0, 1)], start, strict=True):
+            if letter != "R":
+                assert flavours[(x, y)] == letter
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--players", "5"),
+        ("--players", "1"),
+        ("--players", "two"),
+        ("--seed", "-1"),
+        ("--seed", str(2**64)),
+        ("--seed", str(10**40)),
+        ("--seed", "1.5"),
+        ("--match", "best-match"),
+        ("--layout", "hexagons"),
+        ("--names", "Ann"),
+        ("--names", ",,"),
+        ("--names", "A,B,C,D,E"),
+        ("--out", "/nonexistent-dir/sub/x.json"),
+        ("--bogus",),
+    ],
+)
+def test_new_bad_options(args: tuple[str, ...], capfd: pytest.CaptureFixture[str]) -> None:
+    from donutbox.cli import main
+
+    status = main(["new", *args])
+    out, err = capfd.readouterr()
+    assert_bad_input(subprocess.CompletedProcess([], status, out, err), " ".join(args))
+
+
+def test_new_bad_options_subprocess() -> None:
+    cases = [("--players", "5"), ("--seed", "-1"), ("--seed", str(2**64))]
+    for args, proc in zip(cases, run_many([Job(("new", *a)) for a in cases]), strict=True):
+        assert_bad_input(proc, " ".join(args))
+
+
+# -- show --------------------------------------------------------------------------
+
+
+def test_show_draws_a_letter_for_every_flavour(tmp_path: Path) -> None:
+    # The same two-move free game on a start card of each flavour: the
+    # drawing of start FFFF holds at least 4 more F's than that of another.
+    jobs = []
+    for letter in "CSHB":
+        rec = {"format": F, "players": AB, "start": letter * 4}
+        jobs.append(Job(("show", str(write(tmp_path / f"{letter}.json", rec)), "--no-legend")))
+    outs = dict(zip("CSHB", (p.stdout for p in run_many(jobs)), strict=True))
+    for letter in "CSHB":
+        for other in "CSHB".replace(letter, ""):
+            assert outs[letter].count(letter) >= outs[other].count(letter) + 4, letter
+
+
+def test_show_options(tmp_path: Path) -> None:
+    decks = [
+        ["CCSS", "CCBB", "SSBB", "RCSH", "CCCC", "SSHH", "HHHH"],
+        ["CSHB", "BBCS", "CHSB", "SSHB", "HHBB"],
+    ]
+    full = write(
+        tmp_path / "full.json",
+        {"format": F, "players": AB, "decks": decks, "moves": ["CCSS@2,0/0", "CSHB@-2,0/90"]},
+    )
+    one = write(
+        tmp_path / "one.json", {"format": F, "players": AB, "decks": decks, "moves": ["CCSS@2,0/0"]}
+    )
+    none = write(tmp_path / "none.json", {"format": F, "players": AB, "decks": decks, "moves": []})
+    free = write(
+        tmp_path / "free.json",
+        {"format": F, "players": AB, "start": "CSHR", "moves": ["HCCH@-2,0/0"], "end": True},
+    )
+    jobs = [
+        Job(("show", str(full))),
+        Job(("show", str(full), "--ply", "1")),
+        Job(("show", str(one))),
+        Job(("show", str(full), "--ply", "0")),
+        Job(("show", str(none))),
+        Job(("show", str(full), "--reveal", "--no-legend")),
+        Job(("show", str(full), "--no-legend")),
+        Job(("show", str(full), "--no-color"), env=(("FORCE_COLOR", "1"),)),
+        Job(("show", str(full), "--no-color")),
+        Job(("show", str(free), "--no-color", "--reveal")),
+        Job(("show", "-", "--no-color"), stdin=full.read_bytes()),
+    ]
+    procs = run_many(jobs)
+    for proc in procs:
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout.strip()
+    plain, ply1, one_out, ply0, none_out, reveal, hidden, forced, nocolor, _free_out, piped = [
+        p.stdout for p in procs
+    ]
+    assert ply1 == one_out  # --ply N shows the position after N moves
+    assert ply0 == none_out
+    assert plain != ply1
+    # After 2 moves player 0 is to move: player 1's tray (BBCS CHSB SSHB and
+    # the HHBB it drew) is shown only with --reveal.
+    assert "HHBB" in reveal and "HHBB" not in hidden
+    # --no-color: no colour codes even when colour is forced.
+    for params in re.findall(r"\x1b\[([0-9;]*)m", forced):
+        for p in params.split(";"):
+            assert not p or not (30 <= int(p) <= 49 or 90 <= int(p) <= 107), repr(params)
+    assert "\x1b" not in nocolor
+    assert piped == nocolor
+
+
+# -- replay / moves --------------------------------------------------------------
+
+
+def test_replay_exit_status_and_stdin(tmp_path: Path) -> None:
+    ok = {"format": F, "players": AB, "start": "CCSS", "moves": ["CCSS@2,0/0"]}
+    illegal = {"format": F, "players": AB, "start": "CCSS", "moves": ["HHHH@2,0/0"]}
+    p_ok, p_illegal = write(tmp_path / "ok.json", ok), write(tmp_path / "il.json", illegal)
+    procs = run_many(
+        [
+            Job(("replay", str(p_ok), "--json")),
+            Job(("replay", str(p_illegal), "--json")),
+            Job(("replay", "-", "--json"), stdin=json.dumps(ok).encode()),
+            Job(("replay", str(p_ok))),
+            Job(("replay", str(p_illegal))),
+            Job(("moves", str(p_ok), "--json")),
+            Job(("moves", "-", "--json", "--card", "HHHH"), stdin=json.dumps(ok).encode()),
+        ]
+    )
+    a, b, c, d, e, f, g = procs
+    assert a.returncode == 0 and c.returncode == 0 and d.returncode == 0
+    assert json.loads(a.stdout) == json.loads(c.stdout)
+    assert b.returncode == 1
+    got = json.loads(b.stdout)
+    assert got["error"]["ply"] == 0 and got["error"]["move"] == "HHHH@2,0/0"
+    assert "one good match" in got["error"]["reason"].lower()
+    assert len(got["cells"]) == 4  # the state before the illegal move
+    assert e.returncode == 1 and "Traceback" not in e.stderr
+    # B to move holds nothing: no box; without --card a free game lists no
+    # placements.
+    assert json.loads(f.stdout) == {"moves": []}
+    # The counter holds only C and S: HHHH agrees nowhere, and B holds no box.
+    assert json.loads(g.stdout) == {"moves": []}
+
+
+# -- bad input ---------------------------------------------------------------------
+
+
+def _rec(**fields: object) -> dict:
+    base: dict = {"format": F, "players": AB, "start": "CCCC", "moves": []}
+    base.update(fields)
+    return {k: v for k, v in base.items() if v is not _DROP}
+
+
+_DROP = object()
+
+
+def _dealt(**fields: object) -> dict:
+    return _rec(**{"start": _DROP, "decks": DECKS, **fields})
+
+
+BAD_JSON: dict[str, bytes] = {
+    "malformed-json": b'{"format": "donutbox/1", "players": [',
+    "trailing-garbage": json.dumps(_rec()).encode() + b" x",
+    "json-array": b"[]",
+    "json-number": b"5",
+    "json-string": b'"donutbox/1"',
+    "json-null": b"null",
+    "nan-seed": b'{"format": "donutbox/1", "players": ["A", "B"], "seed": NaN}',
+    "deep-nesting": b'{"format": "donutbox/1", "players": ["A", "B"], "start": "CCCC", "x": '
+    + b"[" * 100_000
+    + b"]" * 100_000
+    + b"}",
+    "empty": b"",
+    "whitespace": b"  \n\t  \n",
+    "non-utf8": b'\xff\xfe{"format": "donutbox/1"}',
+    "latin-1": '{"format": "donutbox/1", "players": ["Jérôme", "B"], "start": "CCCC"}'.encode(
+        "latin-1"
+    ),
+}
+
+BAD_RECORDS: dict[str, dict] = {
+    "unknown-rules-key": _rec(rules={"match": "one-good-match", "speed": "fast"}),
+    "rules-not-object": _rec(rules="perfect-match"),
+    "rules-closers-string": _rec(rules={"closers": "yes"}),
+    "rules-match-unknown": _rec(rules={"match": "best-match"}),
+    "rules-layout-number": _rec(rules={"layout": 2}),
+    "players-string": _rec(players="AnnBob"),
+    "players-one": _rec(players=["Ann"]),
+    "players-five": _rec(players=["A", "B", "C", "D", "E"]),
+    "player-name-number": _rec(players=[1, 2]),
+    "players-missing": _rec(players=_DROP),
+    "moves-string": _rec(moves="pass"),
+    "moves-number": _rec(moves=[5]),
+    "moves-object": _rec(moves={"0": "pass"}),
+    "format-missing": _rec(format=_DROP),
+    "format-wrong": _rec(format="donutbox/2"),
+    "format-number": _rec(format=1),
+    "seed-string": _rec(start=_DROP, seed="7"),
+    "seed-float": _rec(start=_DROP, seed=7.5),
+    "seed-bool": _rec(start=_DROP, seed=True),
+    "seed-negative": _rec(start=_DROP, seed=-1),
+    "seed-2**64": _rec(start=_DROP, seed=2**64),
+    "seed-huge": _rec(start=_DROP, seed=10**100),
+    "seed-huge-negative": _rec(start=_DROP, seed=-(10**100)),
+    "decks-not-list": _dealt(decks={"0": DECKS[0]}),
+    "deck-not-list": _dealt(decks=["BBBBBBBB", B5]),
+    "deck-face-number": _dealt(decks=[[1, 2, 3, 4, 5, 6], B5]),
+    "bad-face-letter": _dealt(decks=[["CCSX", *DECKS[0][1:]], B5]),
+    "bad-face-lower": _dealt(decks=[["ccss", *DECKS[0][1:]], B5]),
+    "bad-face-short": _dealt(decks=[["CCS", *DECKS[0][1:]], B5]),
+    "bad-start-face": _rec(start="CCCX"),
+    "start-number": _rec(start=4),
+    "two-r-start": _rec(start="RRCS"),
+    "two-r-deck": _dealt(decks=[[*DECKS[0][:5], "RCRS"], B5]),
+    "two-r-start-card-of-deck": _dealt(decks=[[*DECKS[0][:4], "RCSR", "BBBB"], B5]),
+    "three-decks-two-players": _dealt(decks=[*DECKS, B5]),
+    "one-deck-two-players": _dealt(decks=[DECKS[0]]),
+    "short-deck-player-0": _dealt(decks=[DECKS[0][:5], B5]),
+    "short-deck-player-1": _dealt(decks=[DECKS[0], B5[:4]]),
+    "huge-x": _rec(moves=["CCCC@100000000000000000000,0/0"]),
+    "huge-negative-y": _rec(moves=["box@0,-99999999999999999999"]),
+    "bad-rotation": _rec(moves=["CCCC@2,0/45"]),
+    "bad-move-text": _rec(moves=["play CCCC"]),
+    "lock-without-roll": _rec(moves=["CCCC@2,0/0=C"]),
+    "start-and-decks": _rec(decks=DECKS),
+    "start-and-seed": _rec(seed=3),
+    "no-setup": _rec(start=_DROP),
+    "end-not-bool": _rec(end="yes"),
+}
+
+
+def _sources(root: Path) -> dict[str, tuple[str, bytes]]:
+    """Each bad input as (argument, standard input)."""
+    sources: dict[str, tuple[str, bytes]] = {}
+    for name, data in BAD_JSON.items():
+        (root / f"{name}.json").write_bytes(data)
+        sources[name] = (str(root / f"{name}.json"), b"")
+    for name, record in BAD_RECORDS.items():
+        write(root / f"{name}.json", record)
+        sources[name] = (str(root / f"{name}.json"), b"")
+    sources["directory"] = (str(root), b"")
+    sources["missing-file"] = (str(root / "no-such-file.json"), b"")
+    sources["stdin-empty"] = ("-", b"")
+    sources["stdin-garbage"] = ("-", b"{not json")
+    sources["stdin-non-utf8"] = ("-", b"\x80\x81\x82")
+    return sources
+
+
+BAD_NAMES = [
+    *BAD_JSON,
+    *BAD_RECORDS,
+    "directory",
+    "missing-file",
+    "stdin-empty",
+    "stdin-garbage",
+    "stdin-non-utf8",
+]
+COMMANDS = [("replay", "--json"), ("replay",), ("moves", "--json"), ("show",)]
+# Through a real subprocess (the rest run in-process through the same main()).
+SUBPROCESS = [
+    "malformed-json", "empty", "non-utf8", "directory", "missing-file", "stdin-empty",
+    "two-r-start", "unknown-rules-key", "three-decks-two-players", "start-and-decks",
+    "huge-x", "seed-huge", "deep-nesting", "player-name-number", "bad-face-letter",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bad_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, bytes]]:
+    return _sources(tmp_path_factory.mktemp("bad"))
+
+
+@pytest.fixture(scope="module")
+def bad_runs(bad_sources: dict[str, tuple[str, bytes]]) -> dict[str, list]:
+    jobs: dict[tuple[str, str], Job] = {}
+    for name in SUBPROCESS:
+        src, stdin = bad_sources[name]
+        jobs[(name, "replay --json")] = Job(("replay", src, "--json"), stdin)
+    for name in SUBPROCESS[:4]:
+        src, stdin = bad_sources[name]
+        for command in COMMANDS[1:]:
+            jobs[(name, " ".join(command))] = Job((command[0], src, *command[1:]), stdin)
+    keys = list(jobs)
+    out: dict[str, list] = {}
+    for (name, command), proc in zip(keys, run_many([jobs[k] for k in keys]), strict=True):
+        out.setdefault(name, []).append((command, proc))
+    return out
+
+
+@pytest.mark.parametrize("name", SUBPROCESS)
+def test_bad_input_exits_2_with_one_line(name: str, bad_runs: dict[str, list]) -> None:
+    for command, proc in bad_runs[name]:
+        assert_bad_input(proc, f"{name} ({command})")
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_bad_input_in_process(
+    name: str,
+    command: tuple[str, ...],
+    bad_sources: dict[str, tuple[str, bytes]],
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same main() the console script calls, without a new interpreter."""
+    import io
+
+    from donutbox.cli import main
+
+    src, stdin = bad_sources[name]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    monkeypatch.delenv("DONUTBOX_DEBUG", raising=False)
+    status = main([command[0], src, *command[1:]])
+    out, err = capfd.readouterr()
+    assert_bad_input(subprocess.CompletedProcess([], status, out, err), f"{name} {command}")
+
+
+def test_bad_command_line_arguments(tmp_path: Path) -> None:
+    good = write(tmp_path / "g.json", {"format": F, "players": AB, "start": "CCSS", "moves": []})
+    cases = [
+        ("show", str(good), "--ply", "5"),
+        ("show", str(good), "--ply", "-1"),
+        ("show", str(good), "--ply", "x"),
+        ("moves", str(good), "--json", "--card", "CCSX"),
+        ("moves", str(good), "--json", "--card", "RRCS"),
+        ("replay",),
+        ("replay", str(good), "--bogus"),
+        ("frobnicate",),
+    ]
+    for args, proc in zip(cases, run_many([Job(a) for a in cases]), strict=True):
+        assert_bad_input(proc, " ".join(args))
+
+
+def test_missing_file_with_a_newline_in_its_name(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from donutbox.cli import main
+
+    status = main(["replay", str(tmp_path / "no\nsuch.json"), "--json"])
+    out, err = capfd.readouterr()
+    assert_bad_input(subprocess.CompletedProcess([], status, out, err), "newline in path")
+
+
+def test_new_with_a_name_that_is_not_utf8(tmp_path: Path) -> None:
+    # A name given as a non-UTF-8 byte on the command line: either refused as
+    # bad input (exit 2, one line), or written so that the project's own
+    # reader can replay the record.
+    name = b"\xff,B".decode("utf-8", "surrogateescape")
+    new = subprocess.run(
+        [*_command(), "new", "--names", name, "--seed", "1"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert b"Traceback" not in new.stderr
+    if new.returncode == 0:
+        made = tmp_path / "made.json"
+        made.write_bytes(new.stdout)
+        back = run("replay", str(made), "--json")
+        assert back.returncode == 0, f"new wrote a record that replay refuses: {back.stderr}"
+    else:
+        assert new.returncode == 2 and new.stdout == b""
+        assert len(new.stderr.strip().splitlines()) == 1
+
+
+def test_record_with_a_lone_surrogate_name(tmp_path: Path) -> None:
+    # "\ud800" is valid JSON syntax but no Unicode character: handled or
+    # refused as bad input, never an internal error.
+    weird = write(
+        tmp_path / "weird.json", {"format": F, "players": ["\ud800", "B"], "start": "CCCC"}
+    )
+    jobs = [("replay", str(weird), "--json"), ("replay", str(weird)), ("show", str(weird))]
+    for args, proc in zip(jobs, run_many([Job(a) for a in jobs]), strict=True):
+        assert "Traceback" not in proc.stderr
+        if proc.returncode != 0:
+            assert_bad_input(proc, " ".join(args))
