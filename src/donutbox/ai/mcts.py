@@ -25,13 +25,16 @@ import random
 import time
 
 from ..core import Game, Move, PlayerView
+from ..core.game import box_moves
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
 from .base import register
-from .evaluate import expected_scores
+from .evaluate import expected_scores, margin
 from .simple import rank_moves
 
 EXPLORATION = 0.7
+#: How often a playout move boxes a run when it can (sample_move never does).
+BOX_RATE = 0.2
 #: Scale of the squashing of expected-score margins into (0, 1).
 MARGIN_SCALE = 8.0
 
@@ -138,18 +141,20 @@ class MctsAgent:
 
     def _candidate(self, world: Game, rng: random.Random) -> Move:
         """A plausible move for the player to move: the best of a few sampled
-        ones by points scored at once (so the tree models opponents who take
-        what is on offer, not random ones)."""
+        ones by the heuristic evaluation (so the tree models opponents who
+        contest boxes and take what is on offer, not random ones)."""
         mover = world.to_move
         assert mover is not None
         best: Move | None = None
-        best_gain = -1
-        before = world.scores[mover]
-        for _ in range(self.expand_samples):
-            move = sample_move(world, rng)
+        best_gain = -math.inf
+        # Box-its are never drawn by sample_move: offer them explicitly, or the
+        # tree would never see an opponent bank a contested box.
+        candidates = box_moves(world.counter, mover)
+        candidates.extend(sample_move(world, rng) for _ in range(self.expand_samples))
+        for move in candidates:
             g = world.copy()
             g.play(move)
-            gain = g.scores[mover] - before
+            gain = margin(g, mover)
             if gain > best_gain:
                 best, best_gain = move, gain
         assert best is not None
@@ -159,7 +164,10 @@ class MctsAgent:
         for _ in range(self.playout_depth):
             if world.finished:
                 break
-            world.play(sample_move(world, rng))
+            mover = world.to_move
+            assert mover is not None
+            boxes = box_moves(world.counter, mover) if rng.random() < BOX_RATE else None
+            world.play(boxes[rng.randrange(len(boxes))] if boxes else sample_move(world, rng))
         est = expected_scores(world)
         n = len(est)
         out = []
