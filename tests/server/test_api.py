@@ -1,0 +1,179 @@
+"""The HTTP/WebSocket API through the ASGI test client, on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient
+
+from donutbox.server.app import create_app
+from donutbox.server.storage import Store, make_engine
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'games.db'}"
+
+
+@pytest.fixture
+def client(db: str):  # type: ignore[no-untyped-def]
+    with TestClient(create_app(db, inline_ai=True)) as c:
+        yield c
+
+
+def _wait_for_turn(client: TestClient, game_id: str, seat: int = 0) -> dict[str, Any]:
+    for _ in range(200):
+        state = client.get(f"/api/games/{game_id}").json()
+        if state["finished"] or (state["to_move"] == seat and not state["thinking"]):
+            return state
+        time.sleep(0.02)
+    raise AssertionError("the AI never answered")
+
+
+def test_new_game_against_the_ai_and_a_move(client: TestClient) -> None:
+    r = client.post("/api/games", json={"opponent": "random", "seed": 4})
+    assert r.status_code == 200
+    state = r.json()
+    assert state["version"] == 0 and state["to_move"] == 0 and state["player"] == 0
+    assert len(state["tray"]) == 4 and state["legal"]
+    r = client.post(
+        f"/api/games/{state['id']}/moves", json={"move": state["legal"][0], "version": 0}
+    )
+    assert r.status_code == 200
+    assert r.json()["version"] == 1
+    after = _wait_for_turn(client, state["id"])
+    assert after["version"] == 2  # the AI answered, and both moves were stored
+    assert len(after["history"]) == 2
+
+
+def test_illegal_stale_and_malformed_intents_change_nothing(client: TestClient) -> None:
+    state = client.post("/api/games", json={"opponent": "hotseat", "seed": 4}).json()
+    gid = state["id"]
+    r = client.post(f"/api/games/{gid}/moves", json={"move": "CCSS@1,0/0", "version": 0})
+    assert r.status_code == 422
+    assert "tray" in r.json()["detail"] or "Squared Away" in r.json()["detail"]
+    r = client.post(f"/api/games/{gid}/moves", json={"move": "nonsense", "version": 0})
+    assert r.status_code == 422 and "bad move" in r.json()["detail"]
+    r = client.post(f"/api/games/{gid}/moves", json={"move": state["legal"][0], "version": 7})
+    assert r.status_code == 409 and "stale" in r.json()["detail"]
+    r = client.post(f"/api/games/{gid}/moves", content=b"{not json")
+    assert r.status_code == 422
+    r = client.post(f"/api/games/{gid}/moves", json={"move": "x" * 1000, "version": 0})
+    assert r.status_code == 422
+    again = client.get(f"/api/games/{gid}").json()
+    assert again["version"] == 0 and again["history"] == []
+
+
+def test_a_move_is_applied_once_even_when_sent_twice(client: TestClient) -> None:
+    state = client.post("/api/games", json={"opponent": "hotseat", "seed": 9}).json()
+    gid, move = state["id"], state["legal"][0]
+    first = client.post(f"/api/games/{gid}/moves", json={"move": move, "version": 0})
+    second = client.post(f"/api/games/{gid}/moves", json={"move": move, "version": 0})
+    assert first.status_code == 200 and second.status_code == 409
+    assert client.get(f"/api/games/{gid}").json()["history"] == [move]
+
+
+def test_games_survive_a_restart(db: str) -> None:
+    with TestClient(create_app(db, inline_ai=True)) as c:
+        state = c.post("/api/games", json={"opponent": "hotseat", "seed": 2}).json()
+        c.post(f"/api/games/{state['id']}/moves", json={"move": state["legal"][0], "version": 0})
+    with TestClient(create_app(db, inline_ai=True)) as c:
+        again = c.get(f"/api/games/{state['id']}").json()
+        assert again["version"] == 1 and again["history"] == [state["legal"][0]]
+        assert [g["id"] for g in c.get("/api/games").json()] == [state["id"]]
+
+
+def test_undo_against_the_ai_takes_back_the_reply_too(client: TestClient) -> None:
+    state = client.post("/api/games", json={"opponent": "random", "seed": 5}).json()
+    gid = state["id"]
+    client.post(f"/api/games/{gid}/moves", json={"move": state["legal"][0], "version": 0})
+    after = _wait_for_turn(client, gid)
+    r = client.post(f"/api/games/{gid}/undo", json={"version": after["version"]})
+    assert r.status_code == 200
+    assert r.json()["history"] == [] and r.json()["tray"] == state["tray"]
+
+
+def test_record_is_only_exported_when_the_game_is_over(client: TestClient) -> None:
+    state = client.post("/api/games", json={"opponent": "hotseat", "seed": 3}).json()
+    r = client.get(f"/api/games/{state['id']}/record")
+    assert r.status_code == 403
+
+
+def test_import_and_replay_a_finished_record(client: TestClient) -> None:
+    record = json.loads(
+        (Path(__file__).resolve().parents[2] / "tests" / "data" / "deadlock.json").read_text()
+    )
+    r = client.post("/api/games/import", json=record)
+    assert r.status_code == 200, r.text
+    state = r.json()
+    assert state["finished"]
+    gid = state["id"]
+    exported = client.get(f"/api/games/{gid}/record").json()
+    assert exported["moves"] == record["moves"]
+    step = client.get(f"/api/games/{gid}/replay/0").json()
+    assert step["ply"] == 0 and step["state"]["history"] == []
+    assert client.get(f"/api/games/{gid}/replay/999").status_code == 422
+    bad = client.post("/api/games/import", json={"format": "donutbox/1"})
+    assert bad.status_code == 422 and "players" in bad.json()["detail"]
+    # A record with a move after the end is refused, naming the rule.
+    late = json.loads(
+        (Path(__file__).resolve().parents[2] / "tests" / "data" / "final-lap-4p.json").read_text()
+    )
+    r = client.post("/api/games/import", json=late)
+    assert r.status_code == 422 and r.json()["detail"] == "the game is over"
+
+
+def _paths_with(value: Any, needle: str, path: str = "") -> list[str]:
+    if isinstance(value, str):
+        return [path] if needle in value else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _paths_with(v, needle, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _paths_with(v, needle, f"{path}[{i}]")]
+    return []
+
+
+def test_no_response_contains_the_ai_tray(db: str) -> None:
+    # The AI (seat 1) holds four faces that appear nowhere in the human's deck.
+    secret = ["RBBB", "BRBB", "BBRB", "BBBR"]
+    decks = [["CCSS", "CCHH", "SSHH", "CSHB", "CCCC", "CCSS", "SSHH"], [*secret, "HHBB", "HHBB"]]
+    record = {"format": "donutbox/1", "players": ["You", "AI"], "decks": decks, "moves": []}
+    store = Store(make_engine(db))
+    stored = store.create("secret", "ai", ["human", "random"], {}, record)
+    with TestClient(create_app(db, inline_ai=True)) as c:
+        responses = [c.get(f"/api/games/{stored.id}").json(), c.get("/api/games").json()]
+        with c.websocket_connect(f"/api/games/{stored.id}/ws") as ws:
+            responses.append(ws.receive_json())
+        for data in responses:
+            for face in secret:
+                leaks = [p for p in _paths_with(data, face) if ".unseen" not in p]
+                assert leaks == [], f"{face} leaked at {leaks}"
+        # The unseen multiset is sorted: it never tells the order.
+        unseen = responses[0]["unseen"][1]
+        assert unseen == sorted(unseen)
+
+
+def test_websocket_pushes_the_ai_reply(client: TestClient) -> None:
+    state = client.post("/api/games", json={"opponent": "random", "seed": 6}).json()
+    gid = state["id"]
+    with client.websocket_connect(f"/api/games/{gid}/ws") as ws:
+        first = ws.receive_json()
+        assert first["type"] == "state" and first["state"]["version"] == 0
+        client.post(f"/api/games/{gid}/moves", json={"move": state["legal"][0], "version": 0})
+        versions = set()
+        while 2 not in versions:
+            versions.add(ws.receive_json()["state"]["version"])
+
+
+def test_bad_new_game_requests(client: TestClient) -> None:
+    assert client.post("/api/games", json={"players": 5}).status_code == 422
+    assert client.post("/api/games", json={"opponent": "nobody"}).status_code == 422
+    assert client.post("/api/games", json={"human_seat": 3}).status_code == 422
+    assert client.get("/api/games/nope").status_code == 404
+    assert client.get("/openapi.json").status_code == 200
