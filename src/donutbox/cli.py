@@ -355,6 +355,30 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) ->
     )
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .server.app import create_app
+
+    if not 0 < args.port < 65536:
+        raise UsageError("donutbox serve: --port must be from 1 to 65535")
+    if not 1 <= args.workers <= 16:
+        raise UsageError("donutbox serve: --workers must be from 1 to 16")
+    try:
+        app = create_app(args.db, workers=args.workers)
+    except Exception as err:  # a bad database URL: say so in one line
+        raise UsageError(f"donutbox serve: cannot use the database: {err}") from None
+    url = f"http://{args.host}:{args.port}/"
+    print(f"donutbox is serving at {url} (API docs at {url}docs); Ctrl-C stops it", flush=True)
+    if args.open:
+        import threading
+        import webbrowser
+
+        threading.Timer(1.0, lambda: webbrowser.open(url)).start()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def _console(no_color: bool = False) -> Any:
     from rich.console import Console
 
@@ -424,6 +448,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser(
+        "serve",
+        help="start the web app (play in the browser)",
+        description="Start the web server: play against the AI or hotseat in the browser. "
+        "Games are stored in an SQLite file in your data folder, or in any SQLAlchemy "
+        "database given with --db.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--db",
+        help="SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db "
+        "(default: SQLite in ~/.local/share/donutbox)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="AI worker processes (default 1)")
+    p.add_argument("--open", action="store_true", help="open the browser")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
         "sim",
         help="play many games between agents and report",
         description="Paired games between agents (every seat rotation per deal), in "
@@ -473,6 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--playouts", type=int, default=400, help="sampling playouts per layout")
     p.add_argument("--seed", type=int, default=1, help="first seed")
     p.set_defaults(func=cmd_bench)
+    from .render.commands import add_commands
+
+    add_commands(sub, _Parser)
     return parser
 
 

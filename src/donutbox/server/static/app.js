@@ -1,0 +1,392 @@
+// donutbox browser client: plain ES module, no build step.
+// The server is the authority: this page sends intents and draws the state
+// it is sent (which only ever holds this player's own tray).
+
+const $ = (sel) => document.querySelector(sel);
+const SVGNS = "http://www.w3.org/2000/svg";
+const COLOURS = { C: "#7b4a2a", S: "#f28cb1", H: "#e3b04b", B: "#3f6fd8" };
+const INK = { C: "#fff", S: "#2b211a", H: "#2b211a", B: "#fff" };
+const NAMES = { C: "Chocolate Cruller", S: "Strawberry Sprinkles", H: "Donut Holes", B: "Blueberry Glaze", R: "Cinnamon Roll" };
+const OWNERS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
+const PLACE_RE = /^([A-Z]{4})@(-?\d+),(-?\d+)\/(\d+)(?:=([CSHB]))?$/;
+
+let state = null;
+let selected = 0;
+let rotation = 0;
+let socket = null;
+let view = { x: -6, y: -6, w: 14, h: 14 };
+let replay = null;
+
+function el(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function showError(message) {
+  const box = $("#error");
+  box.textContent = message;
+  box.hidden = false;
+  clearTimeout(showError.timer);
+  showError.timer = setTimeout(() => { box.hidden = true; }, 4000);
+}
+
+async function api(path, body) {
+  const opts = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const r = await fetch(path, opts);
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    const detail = Array.isArray(data.detail) ? data.detail.map((d) => d.msg).join("; ") : data.detail;
+    throw new Error(detail || `HTTP ${r.status}`);
+  }
+  return data;
+}
+
+function rotate(face, rot) {
+  const steps = (rot / 90) % 4;
+  return face.slice(4 - steps) + face.slice(0, 4 - steps);
+}
+
+// One donut: a coloured ring with its letter, so flavours differ by letter
+// as well as colour.  A Cinnamon Roll gets a spiral mark.
+function donut(x, y, flavour, roll, extra = {}) {
+  const g = el("g", extra);
+  g.append(el("rect", { x, y, width: 1, height: 1, fill: "#f9efe0", stroke: "#d7c3a6", "stroke-width": 0.02 }));
+  g.append(el("circle", { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: COLOURS[flavour] || "#999" }));
+  g.append(el("circle", { cx: x + 0.5, cy: y + 0.5, r: 0.12, fill: "#f9efe0" }));
+  g.append(el("text", { x: x + 0.5, y: y + 0.36, "font-size": 0.28, "text-anchor": "middle", fill: INK[flavour] || "#000", "font-weight": 700 }, flavour));
+  if (roll) g.append(el("text", { x: x + 0.5, y: y + 0.85, "font-size": 0.26, "text-anchor": "middle", fill: INK[flavour] || "#000" }, "@"));
+  g.append(el("title", {}, (roll ? "Cinnamon Roll locked to " : "") + (NAMES[flavour] || flavour)));
+  return g;
+}
+
+function placements() {
+  const out = new Map();
+  if (!state) return out;
+  for (const m of state.legal) {
+    const p = PLACE_RE.exec(m);
+    if (!p) continue;
+    const key = `${p[1]}/${p[4]}`;
+    if (!out.has(key)) out.set(key, new Map());
+    const at = `${p[2]},${p[3]}`;
+    if (!out.get(key).has(at)) out.get(key).set(at, []);
+    out.get(key).get(at).push(m);
+  }
+  return out;
+}
+
+function drawBoard() {
+  const svg = $("#board");
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  const cells = replay ? replay.state.cells : state.cells;
+  for (const c of cells) {
+    const g = donut(c.x, c.y, c.flavour, c.roll, { class: c.delivered ? "delivered" : "" });
+    const edge = c.owner === null ? "#777" : OWNERS[c.owner];
+    g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": c.owner === null ? "0.1 0.08" : "" }));
+    svg.append(g);
+  }
+  if (replay || !state.legal.length) return;
+  const face = state.tray[selected];
+  const spots = placements().get(`${face}/${rotation}`) || new Map();
+  for (const [at, moves] of spots) {
+    const [x, y] = at.split(",").map(Number);
+    const ghost = el("rect", { x, y, width: 2, height: 2, class: "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
+    ghost.addEventListener("click", () => choose(moves));
+    ghost.addEventListener("keydown", (e) => { if (e.key === "Enter") choose(moves); });
+    ghost.addEventListener("mouseenter", () => preview(face, x, y, moves));
+    svg.append(ghost);
+  }
+  for (const box of state.boxes) {
+    if (!state.legal.includes(`box@${box.x},${box.y}`)) continue;
+    for (const [x, y] of box.cells) {
+      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: "#ffb000", "stroke-width": 0.05, style: "cursor:pointer" });
+      hit.addEventListener("click", () => send(`box@${box.x},${box.y}`));
+      hit.append(el("title", {}, `box it: ${box.size} donuts, ${box.points} points`));
+      svg.append(hit);
+    }
+  }
+}
+
+function preview(face, x, y, moves) {
+  $("#preview").textContent = `${face} at ${x},${y}, turned ${rotation}°` + (moves.length > 1 ? ` — the Cinnamon Roll lock is yours to choose` : "");
+}
+
+function choose(moves) {
+  if (moves.length === 1) return send(moves[0]);
+  const extra = $("#extra");
+  extra.replaceChildren(document.createTextNode("Lock the Cinnamon Roll to: "));
+  for (const m of moves) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = m.split("=")[1];
+    b.addEventListener("click", () => send(m));
+    extra.append(b);
+  }
+}
+
+function cardSvg(face, rot) {
+  const svg = document.createElementNS(SVGNS, "svg");
+  svg.setAttribute("viewBox", "0 0 2 2");
+  const q = rotate(face, rot);
+  const spots = [[0, 0], [1, 0], [1, 1], [0, 1]];
+  q.split("").forEach((f, i) => svg.append(donut(spots[i][0], spots[i][1], f === "R" ? "R" : f, f === "R")));
+  return svg;
+}
+
+function drawTray() {
+  const tray = $("#tray");
+  tray.replaceChildren();
+  state.tray.forEach((face, i) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "card";
+    b.setAttribute("role", "option");
+    b.setAttribute("aria-selected", i === selected ? "true" : "false");
+    b.setAttribute("aria-label", `tray card ${i + 1}: ${face}`);
+    b.append(cardSvg(face, i === selected ? rotation : 0));
+    b.addEventListener("click", () => { selected = i; render(); });
+    tray.append(b);
+  });
+}
+
+function drawActions() {
+  const boxes = $("#boxes");
+  boxes.replaceChildren();
+  const extra = $("#extra");
+  extra.replaceChildren();
+  for (const m of state.legal) {
+    if (m.startsWith("box@")) {
+      const box = state.boxes.find((b) => `box@${b.x},${b.y}` === m);
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = `Box it: ${box ? box.size + " donuts, " + box.points + " pts" : m}`;
+      b.addEventListener("click", () => send(m));
+      boxes.append(b);
+    } else if (m.startsWith("swap") || m === "pass") {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = m === "pass" ? "Pass" : `Swap ${m.slice(5)}`;
+      b.addEventListener("click", () => send(m));
+      extra.append(b);
+    }
+  }
+  $("#btn-export").hidden = !state.finished;
+  $("#btn-replay").hidden = !state.finished;
+}
+
+function drawSide() {
+  const t = $("#scores");
+  t.replaceChildren();
+  state.players.forEach((name, p) => {
+    const tr = document.createElement("tr");
+    if (state.to_move === p) tr.className = "turn";
+    const who = state.seats[p] === "human" ? "" : ` (${state.seats[p]})`;
+    for (const text of [`${name}${who}`, `${state.scores[p]} pts`, `${state.delivered[p]} boxes`, `pile ${state.pile_sizes[p]}`]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      td.style.color = OWNERS[p];
+      tr.append(td);
+    }
+    t.append(tr);
+  });
+  const log = $("#log");
+  log.replaceChildren();
+  for (const m of state.history) {
+    const li = document.createElement("li");
+    li.textContent = m;
+    log.append(li);
+  }
+  log.scrollTop = log.scrollHeight;
+  const summary = $("#summary");
+  summary.hidden = !state.finished;
+  if (state.finished) {
+    const lines = state.deliveries.map((d) => `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${d.to.length ? d.to.map((p) => state.players[p]).join(" and ") : "nobody"}`);
+    summary.innerHTML = "";
+    const h = document.createElement("h3");
+    h.textContent = `Game over — winner: ${state.winners.map((p) => state.players[p]).join(", ")}`;
+    const ul = document.createElement("ul");
+    for (const line of lines) { const li = document.createElement("li"); li.textContent = line; ul.append(li); }
+    summary.append(h, ul);
+  }
+}
+
+function render() {
+  if (!state) return;
+  $("#setup").hidden = true;
+  $("#saved").hidden = true;
+  $("#play").hidden = false;
+  if (selected >= state.tray.length) selected = 0;
+  const me = state.player;
+  let status;
+  if (state.finished) status = "Game over.";
+  else if (state.thinking) status = `${state.players[state.to_move]} is thinking…`;
+  else if (state.to_move === me) status = `Your turn, ${state.players[me]}: pick a card, rotate (R), click a highlighted place.`;
+  else status = `Waiting for ${state.players[state.to_move]}.`;
+  $("#status").textContent = status;
+  document.title = (state.to_move === me && !state.finished ? "▶ " : "") + "donutbox";
+  const banner = $("#banner");
+  banner.hidden = state.final_lap_turns === null || state.finished;
+  banner.textContent = `Final Lap: ${state.final_lap_turns} turn(s) left`;
+  drawBoard();
+  drawTray();
+  drawActions();
+  drawSide();
+}
+
+function fit() {
+  const cells = (replay ? replay.state.cells : state.cells);
+  const xs = cells.map((c) => c.x), ys = cells.map((c) => c.y);
+  const x0 = Math.min(...xs) - 3, y0 = Math.min(...ys) - 3;
+  const size = Math.max(Math.max(...xs) - x0 + 4, Math.max(...ys) - y0 + 4, 10);
+  view = { x: x0, y: y0, w: size, h: size };
+}
+
+async function send(move) {
+  try {
+    state = await api(`/api/games/${state.id}/moves`, { move, version: state.version });
+    render();
+  } catch (err) {
+    showError(err.message);
+    await load(state.id);
+  }
+}
+
+async function load(id) {
+  state = await api(`/api/games/${id}`);
+  location.hash = `game=${id}`;
+  localStorage.setItem("donutbox.game", id);
+  connect(id);
+  fit();
+  render();
+}
+
+function connect(id) {
+  if (socket) socket.close();
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${proto}://${location.host}/api/games/${id}/ws`);
+  socket.onmessage = (ev) => {
+    const msg = JSON.parse(ev.data);
+    if (msg.type === "state" && (!state || msg.state.id !== state.id || msg.state.version >= state.version)) {
+      state = msg.state;
+      render();
+    }
+  };
+  socket.onclose = () => setTimeout(() => { if (state && state.id === id) connect(id); }, 1500);
+}
+
+async function showSaved() {
+  const games = await api("/api/games");
+  const ul = $("#saved-list");
+  ul.replaceChildren();
+  for (const g of games) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = `${g.title} — ${(g.players || []).join(" vs ")}, ${g.moves} moves${g.finished ? " (finished)" : ""}`;
+    b.addEventListener("click", () => load(g.id));
+    li.append(b);
+    ul.append(li);
+  }
+  if (!games.length) ul.textContent = "No saved games yet.";
+  $("#setup").hidden = true;
+  $("#play").hidden = true;
+  $("#saved").hidden = false;
+}
+
+async function showReplay(ply) {
+  replay = await api(`/api/games/${state.id}/replay/${ply}`);
+  $("#replay").hidden = false;
+  $("#rp-ply").textContent = `move ${replay.ply} of ${replay.of}`;
+  drawBoard();
+}
+
+function zoom(factor) {
+  const cx = view.x + view.w / 2, cy = view.y + view.h / 2;
+  view.w = Math.min(80, Math.max(4, view.w * factor));
+  view.h = view.w;
+  view.x = cx - view.w / 2;
+  view.y = cy - view.h / 2;
+  drawBoard();
+}
+
+function setup() {
+  $("#btn-new").addEventListener("click", () => { $("#setup").hidden = false; $("#play").hidden = true; $("#saved").hidden = true; });
+  $("#btn-games").addEventListener("click", showSaved);
+  $("#new-game").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const body = {
+      match: f.get("match"), layout: f.get("layout"), closers: f.get("closers") === "on",
+      opponent: f.get("opponent"), players: Number(f.get("players")),
+      human_seat: f.get("opponent") === "hotseat" ? 0 : Number(f.get("human_seat")),
+      seconds: Number(f.get("seconds")),
+    };
+    try {
+      state = await api("/api/games", body);
+      selected = 0; rotation = 0; replay = null;
+      await load(state.id);
+    } catch (err) { showError(err.message); }
+  });
+  $("#btn-rotate").addEventListener("click", () => { rotation = (rotation + 90) % 360; render(); });
+  $("#btn-undo").addEventListener("click", async () => {
+    try { state = await api(`/api/games/${state.id}/undo`, { version: state.version }); render(); }
+    catch (err) { showError(err.message); }
+  });
+  $("#btn-export").addEventListener("click", async () => {
+    try {
+      const record = await api(`/api/games/${state.id}/record`);
+      const blob = new Blob([JSON.stringify(record, null, 1)], { type: "application/json" });
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = `donutbox-${state.id}.json`;
+      a.click();
+    } catch (err) { showError(err.message); }
+  });
+  $("#btn-replay").addEventListener("click", () => showReplay(0));
+  $("#rp-prev").addEventListener("click", () => replay && replay.ply > 0 && showReplay(replay.ply - 1));
+  $("#rp-next").addEventListener("click", () => replay && replay.ply < replay.of && showReplay(replay.ply + 1));
+  $("#rp-close").addEventListener("click", () => { replay = null; $("#replay").hidden = true; render(); });
+  $("#import").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    try {
+      const record = JSON.parse(await file.text());
+      state = await api("/api/games/import", record);
+      await load(state.id);
+    } catch (err) { showError(`import: ${err.message}`); }
+  });
+  document.querySelectorAll("#zoom button").forEach((b) => b.addEventListener("click", () => {
+    const z = b.dataset.zoom;
+    if (z === "fit") { fit(); drawBoard(); } else zoom(z === "in" ? 0.8 : 1.25);
+  }));
+  const board = $("#board");
+  board.addEventListener("wheel", (e) => { e.preventDefault(); zoom(e.deltaY < 0 ? 0.9 : 1.1); }, { passive: false });
+  let drag = null;
+  board.addEventListener("pointerdown", (e) => { if (e.target === board) drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y }; });
+  board.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const scale = view.w / board.clientWidth;
+    view.x = drag.vx - (e.clientX - drag.x) * scale;
+    view.y = drag.vy - (e.clientY - drag.y) * scale;
+    board.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  });
+  addEventListener("pointerup", () => { drag = null; });
+  addEventListener("keydown", (e) => {
+    if (!state || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
+    const step = view.w / 10;
+    const keys = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+    if (e.key === "r" || e.key === "R") { rotation = (rotation + 90) % 360; render(); }
+    else if (e.key === "+" || e.key === "=") zoom(0.8);
+    else if (e.key === "-") zoom(1.25);
+    else if (keys[e.key] && document.activeElement === board) { view.x += keys[e.key][0]; view.y += keys[e.key][1]; drawBoard(); e.preventDefault(); }
+    else if (/^[1-4]$/.test(e.key) && Number(e.key) <= state.tray.length) { selected = Number(e.key) - 1; render(); }
+  });
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("game");
+  const last = fromHash || localStorage.getItem("donutbox.game");
+  if (last) load(last).catch(() => { $("#setup").hidden = false; });
+  else $("#setup").hidden = false;
+}
+
+setup();
