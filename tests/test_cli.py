@@ -95,7 +95,19 @@ def write(path: Path, record: object) -> Path:
 
 
 def test_every_command_has_help() -> None:
-    commands = ["replay", "moves", "new", "show", "bench", "play", "sim", "balance", "serve", "print", "render"]
+    commands = [
+        "replay",
+        "moves",
+        "new",
+        "show",
+        "bench",
+        "play",
+        "sim",
+        "balance",
+        "serve",
+        "print",
+        "render",
+    ]
     procs = run_many([Job((c, "--help")) for c in commands] + [Job(("--help",))])
     for command, proc in zip([*commands, "(top)"], procs, strict=True):
         assert proc.returncode == 0, command
