@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,7 @@ from .session import HUMAN, ActionError, GameSession, choose_ai_move
 from .storage import Store, make_engine
 
 STATIC = Path(__file__).parent / "static"
+_DONUT_KEYS = frozenset(["C", "S", "H", "B", "R", "RC", "RS", "RH", "RB"])
 AGENTS = ("random", "greedy", "heuristic", "mcts", "easy", "medium", "hard")
 
 
@@ -183,6 +184,19 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         s = h.session(stored.id)
         h.kick_ai(s)
         return s.state()
+
+    @app.get("/api/look/donut/{key}.svg", include_in_schema=False)
+    async def donut_look(key: str) -> Response:
+        """One donut drawn by the same code as the PDF and ``render``: C, S,
+        H, B, R, or R plus the flavour a Cinnamon Roll locked to (e.g. RC)."""
+        if key not in _DONUT_KEYS:
+            raise HTTPException(404, "no such donut")
+        from ..render.svg import donut_svg
+
+        body = donut_svg(key[0], locked=key[1] if len(key) == 2 else None)
+        return Response(
+            body, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}
+        )
 
     @app.get("/api/games")
     async def list_games() -> list[dict[str, Any]]:

@@ -4,8 +4,6 @@
 
 const $ = (sel) => document.querySelector(sel);
 const SVGNS = "http://www.w3.org/2000/svg";
-const COLOURS = { C: "#7b4a2a", S: "#f28cb1", H: "#e3b04b", B: "#3f6fd8" };
-const INK = { C: "#fff", S: "#2b211a", H: "#2b211a", B: "#fff" };
 const NAMES = { C: "Chocolate Cruller", S: "Strawberry Sprinkles", H: "Donut Holes", B: "Blueberry Glaze", R: "Cinnamon Roll" };
 const OWNERS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 const PLACE_RE = /^([A-Z]{4})@(-?\d+),(-?\d+)\/(\d+)(?:=([CSHB]))?$/;
@@ -48,16 +46,13 @@ function rotate(face, rot) {
   return face.slice(4 - steps) + face.slice(0, 4 - steps);
 }
 
-// One donut: a coloured ring with its letter, so flavours differ by letter
-// as well as colour.  A Cinnamon Roll gets a spiral mark.
+// One donut, drawn by the server's shared drawing code (the same look as
+// the print-and-play PDF and `donutbox render`); its title names it.
 function donut(x, y, flavour, roll, extra = {}) {
   const g = el("g", extra);
-  g.append(el("rect", { x, y, width: 1, height: 1, fill: "#f9efe0", stroke: "#d7c3a6", "stroke-width": 0.02 }));
-  g.append(el("circle", { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: COLOURS[flavour] || "#999" }));
-  g.append(el("circle", { cx: x + 0.5, cy: y + 0.5, r: 0.12, fill: "#f9efe0" }));
-  g.append(el("text", { x: x + 0.5, y: y + 0.36, "font-size": 0.28, "text-anchor": "middle", fill: INK[flavour] || "#000", "font-weight": 700 }, flavour));
-  if (roll) g.append(el("text", { x: x + 0.5, y: y + 0.85, "font-size": 0.26, "text-anchor": "middle", fill: INK[flavour] || "#000" }, "@"));
-  g.append(el("title", {}, (roll ? "Cinnamon Roll locked to " : "") + (NAMES[flavour] || flavour)));
+  const key = roll ? (flavour === "R" ? "R" : "R" + flavour) : flavour;
+  g.append(el("image", { href: `/api/look/donut/${key}.svg`, x, y, width: 1, height: 1 }));
+  g.append(el("title", {}, (roll && flavour !== "R" ? "Cinnamon Roll locked to " : "") + (NAMES[flavour] || flavour)));
   return g;
 }
 
