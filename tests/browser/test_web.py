@@ -1,0 +1,169 @@
+"""The web app in a real browser: Playwright driving Debian's Chromium against
+a real `donutbox serve` (uvicorn) on a loopback port with an SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    db = tmp_path_factory.mktemp("db") / "games.db"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "donutbox.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            f"sqlite:///{db}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url + "/api/meta", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise AssertionError("the server did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _post(url: str, body: object) -> dict:  # type: ignore[type-arg]
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server + "/")
+    page.select_option("select[name=opponent]", "easy")
+    page.screenshot(path=str(SHOTS / "new-game.png"))
+    page.click("#new-game button[type=submit]")
+    page.wait_for_selector("text=Your turn")
+    # Pick the second tray card, rotate it with the R key, place it by clicking.
+    page.click("#tray .card >> nth=1")
+    assert page.get_attribute("#tray .card >> nth=1", "aria-selected") == "true"
+    page.keyboard.press("r")
+    ghosts = page.locator("#board .ghost")
+    if ghosts.count() == 0:  # this rotation fits nowhere: turn until it does
+        for _ in range(3):
+            page.click("#btn-rotate")
+            if ghosts.count():
+                break
+    assert ghosts.count() > 0
+    label = ghosts.first.get_attribute("aria-label")
+    ghosts.first.click()
+    if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
+        page.locator("#extra button").first.click()
+    page.wait_for_function("document.querySelectorAll('#log li').length >= 2")
+    first = page.locator("#log li").first.inner_text()
+    assert label is not None and first.split("@")[0] in label
+    page.wait_for_selector("text=Your turn")
+    page.screenshot(path=str(SHOTS / "playing.png"))
+    # Reload: the game is still there, as it was.
+    moves = page.locator("#log li").all_inner_texts()
+    page.reload()
+    page.wait_for_selector("#log li")
+    assert page.locator("#log li").all_inner_texts() == moves
+    page.close()
+
+
+def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> None:
+    # Start card CCCC; player 1 lays CCCC beside it (a C run of 8, half of it
+    # theirs); player 2 cannot lay a BBBB and swaps; now player 1 may box the
+    # run: 8 points (worked out by hand).
+    record = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        "moves": ["CCCC@2,0/0", "swap BBBB"],
+    }
+    state = _post(server + "/api/games/import", record)
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    page.goto(f"{server}/#game={state['id']}")
+    page.wait_for_selector("text=Box it: 8 donuts, 8 pts")
+    assert "0 pts" in page.locator("#scores tr >> nth=0").inner_text()
+    page.click("text=Box it: 8 donuts, 8 pts")
+    page.wait_for_function("document.querySelector('#scores tr').innerText.includes('8 pts')")
+    assert "1 boxes" in page.locator("#scores tr >> nth=0").inner_text()
+    page.screenshot(path=str(SHOTS / "phone-box-it.png"), full_page=True)
+    page.close()
+
+
+def test_an_illegal_intent_is_refused_with_the_rule(server: str, browser: object) -> None:
+    state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 3})
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.goto(f"{server}/#game={state['id']}")
+    page.wait_for_selector("text=Your turn")
+    # A stale intent sent by another tab: the page shows the server's reason.
+    result = page.evaluate(
+        """async (id) => {
+             const r = await fetch(`/api/games/${id}/moves`, {method: 'POST',
+               headers: {'Content-Type': 'application/json'},
+               body: JSON.stringify({move: 'CCSS@1,0/0', version: 0})});
+             return [r.status, (await r.json()).detail];
+           }""",
+        state["id"],
+    )
+    assert result[0] == 422 and ("tray" in result[1] or "Squared Away" in result[1])
+    page.close()
