@@ -177,3 +177,24 @@ def test_bad_new_game_requests(client: TestClient) -> None:
     assert client.post("/api/games", json={"human_seat": 3}).status_code == 422
     assert client.get("/api/games/nope").status_code == 404
     assert client.get("/openapi.json").status_code == 200
+
+
+def test_preview_names_what_a_move_would_seal(client: TestClient) -> None:
+    # The hand-worked seal-majority example: before B's last card, CCCC@2,-2/0
+    # would seal the H run of 4 for A (2 held by A, 2 neutral).
+    record = {
+        "format": "donutbox/1",
+        "players": ["A", "B"],
+        "start": "SHHS",
+        "moves": ["HHCC@2,0/270", "SSSS@0,2/0", "SSSS@0,-2/0", "CCCC@2,2/0", "SSSS@-2,0/0"],
+    }
+    state = client.post("/api/games/import", json=record).json()
+    r = client.get(f"/api/games/{state['id']}/preview", params={"move": "CCCC@2,-2/0"})
+    assert r.status_code == 200, r.text
+    data = r.json()
+    assert data["deliveries"] == [{"ply": 5, "how": "sealed", "size": 4, "points": 4, "to": [0]}]
+    assert data["scores"] == [4, 0]
+    again = client.get(f"/api/games/{state['id']}").json()
+    assert again["history"] == record["moves"]  # nothing was played
+    bad = client.get(f"/api/games/{state['id']}/preview", params={"move": "CCCC@9,9/0"})
+    assert bad.status_code == 422

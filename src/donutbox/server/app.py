@@ -229,6 +229,13 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         h.kick_ai(s)
         return s.state()
 
+    @app.get("/api/games/{game_id}/preview")
+    async def preview(game_id: str, move: str) -> dict[str, Any]:
+        """What ``move`` would seal and score, without playing it."""
+        if len(move) > 40:
+            raise HTTPException(422, "move: at most 40 characters")
+        return the_hub().session(game_id).preview(move)
+
     @app.post("/api/games/{game_id}/undo")
     async def undo(game_id: str, body: Version) -> dict[str, Any]:
         h = the_hub()

@@ -138,6 +138,26 @@ class GameSession:
         self.version = self.store.save(self.id, self.version, game.to_record(), game.finished)
         self.game = game
 
+    def preview(self, move_text: str) -> dict[str, Any]:
+        """What a move would do, from public information only: the boxes it
+        would seal and who would score them (the draw that follows is not
+        shown)."""
+        seat = self.human_seat_to_act()
+        if seat is None:
+            raise ActionError(403, "it is not your turn")
+        trial = self.game.copy()
+        before = len(trial.deliveries)
+        try:
+            trial.play(move_text)
+        except DonutboxError as err:
+            raise ActionError(422, str(err)) from None
+        seals = [d.to_dict() for d in trial.deliveries[before:] if d.how != "end"]
+        return {
+            "move": move_text,
+            "deliveries": seals,
+            "scores": [trial.scores[p] - self.game.scores[p] for p in range(trial.players)],
+        }
+
     def ai_view(self) -> tuple[PlayerView, int] | None:
         p = self.game.to_move
         if p is None or self.seats[p] == HUMAN:

@@ -104,8 +104,22 @@ function drawBoard() {
   }
 }
 
-function preview(face, x, y, moves) {
-  $("#preview").textContent = `${face} at ${x},${y}, turned ${rotation}°` + (moves.length > 1 ? ` — the Cinnamon Roll lock is yours to choose` : "");
+async function preview(face, x, y, moves) {
+  // Show the card where it would go, and what it would seal for whom.
+  const svg = $("#board");
+  svg.querySelectorAll(".phantom").forEach((n) => n.remove());
+  const q = rotate(face, rotation);
+  const spots = [[0, 0], [1, 0], [1, 1], [0, 1]];
+  const g = el("g", { class: "phantom", opacity: 0.6, "pointer-events": "none" });
+  q.split("").forEach((f, i) => g.append(donut(x + spots[i][0], y + spots[i][1], f, f === "R")));
+  svg.append(g);
+  const base = `${face} at ${x},${y}, turned ${rotation}°` + (moves.length > 1 ? " (choose the Cinnamon Roll's lock)" : "");
+  $("#preview").textContent = base;
+  try {
+    const p = await api(`/api/games/${state.id}/preview?move=${encodeURIComponent(moves[0])}`);
+    const seals = p.deliveries.map((d) => `seals ${d.size} donuts: ${d.points} points to ${d.to.length ? d.to.map((i) => state.players[i]).join(" and ") : "nobody"}`);
+    $("#preview").textContent = base + (seals.length ? " — " + seals.join("; ") : " — seals nothing");
+  } catch (err) { /* the state moved on: nothing to preview */ }
 }
 
 function choose(moves) {
@@ -207,8 +221,13 @@ function drawSide() {
   }
 }
 
+function outsideView() {
+  return state.cells.some((c) => c.x < view.x + 1 || c.y < view.y + 1 || c.x > view.x + view.w - 2 || c.y > view.y + view.h - 2);
+}
+
 function render() {
   if (!state) return;
+  if (!replay && outsideView()) fit();
   $("#setup").hidden = true;
   $("#saved").hidden = true;
   $("#play").hidden = false;
