@@ -51,3 +51,10 @@ def test_core_does_no_io() -> None:
         text = path.read_text()
         for call in ("open(", "print(", "input(", "sys.stdout", "sys.stdin"):
             assert call not in text, f"{path.name} uses {call}"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_web_client_script_parses() -> None:
+    script = ROOT / "src" / "donutbox" / "server" / "static" / "app.js"
+    result = _run("node", "--check", str(script))
+    assert result.returncode == 0, result.stderr

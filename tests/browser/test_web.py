@@ -143,6 +143,10 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     page.goto(f"{server}/#game={state['id']}")
     page.wait_for_selector("text=Box it: 8 donuts, 8 pts")
     assert "0 pts" in page.locator("#scores tr >> nth=0").inner_text()
+    # Selecting the run shows its size, value and holdings: Ann 4, the start card 4.
+    page.locator("#board rect[stroke='#ffb000']").first.click()
+    info = page.locator("#preview").inner_text()
+    assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
     page.click("text=Box it: 8 donuts, 8 pts")
     page.wait_for_function("document.querySelector('#scores tr').innerText.includes('8 pts')")
     assert "1 boxes" in page.locator("#scores tr >> nth=0").inner_text()
@@ -166,4 +170,23 @@ def test_an_illegal_intent_is_refused_with_the_rule(server: str, browser: object
         state["id"],
     )
     assert result[0] == 422 and ("tray" in result[1] or "Squared Away" in result[1])
+    page.close()
+
+
+def test_drag_a_card_onto_the_counter(server: str, browser: object) -> None:
+    state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 21})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(f"{server}/#game={state['id']}")
+    page.wait_for_selector("text=Your turn")
+    for _turn in range(4):
+        page.click("#tray .card >> nth=0")
+        if page.locator("#board .ghost").count():
+            break
+        page.click("#btn-rotate")
+    ghost = page.locator("#board .ghost").first
+    page.locator("#tray .card >> nth=0").drag_to(ghost)
+    if page.locator("#extra button").count():
+        page.locator("#extra button").first.click()
+    page.wait_for_selector("#log li")
+    assert len(page.locator("#log li").all_inner_texts()) == 1
     page.close()

@@ -89,18 +89,36 @@ function drawBoard() {
     const [x, y] = at.split(",").map(Number);
     const ghost = el("rect", { x, y, width: 2, height: 2, class: "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
     ghost.addEventListener("click", () => choose(moves));
+    ghost.addEventListener("dragover", (e) => { e.preventDefault(); preview(face, x, y, moves); });
+    ghost.addEventListener("drop", (e) => { e.preventDefault(); choose(moves); });
     ghost.addEventListener("keydown", (e) => { if (e.key === "Enter") choose(moves); });
     ghost.addEventListener("mouseenter", () => preview(face, x, y, moves));
     svg.append(ghost);
   }
   for (const box of state.boxes) {
-    if (!state.legal.includes(`box@${box.x},${box.y}`)) continue;
+    const mine = state.legal.includes(`box@${box.x},${box.y}`);
     for (const [x, y] of box.cells) {
-      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: "#ffb000", "stroke-width": 0.05, style: "cursor:pointer" });
-      hit.addEventListener("click", () => send(`box@${box.x},${box.y}`));
-      hit.append(el("title", {}, `box it: ${box.size} donuts, ${box.points} points`));
+      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": 0.05, style: "cursor:pointer" });
+      hit.addEventListener("click", () => selectRun(box, mine));
+      hit.append(el("title", {}, `${box.size} donuts, ${box.points} points`));
       svg.append(hit);
     }
+  }
+}
+
+function selectRun(box, mine) {
+  const held = box.held.map((h, p) => `${state.players[p]} ${h}`).join(", ");
+  const neutral = box.size - box.held.reduce((a, b) => a + b, 0);
+  const info = document.createElement("span");
+  info.textContent = `Box of ${box.size} donuts worth ${box.points} points; held: ${held}${neutral ? `, start card ${neutral}` : ""}. `;
+  const out = $("#preview");
+  out.replaceChildren(info);
+  if (mine) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = `Box it for ${box.points} points`;
+    b.addEventListener("click", () => send(`box@${box.x},${box.y}`));
+    out.append(b);
   }
 }
 
@@ -156,6 +174,11 @@ function drawTray() {
     b.setAttribute("aria-label", `tray card ${i + 1}: ${face}`);
     b.append(cardSvg(face, i === selected ? rotation : 0));
     b.addEventListener("click", () => { selected = i; render(); });
+    b.draggable = true;
+    b.addEventListener("dragstart", (e) => {
+      if (selected !== i) { selected = i; drawBoard(); }
+      e.dataTransfer.setData("text/plain", face);
+    });
     tray.append(b);
   });
 }
@@ -378,8 +401,27 @@ function setup() {
   const board = $("#board");
   board.addEventListener("wheel", (e) => { e.preventDefault(); zoom(e.deltaY < 0 ? 0.9 : 1.1); }, { passive: false });
   let drag = null;
-  board.addEventListener("pointerdown", (e) => { if (e.target === board) drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y }; });
+  const touches = new Map();
+  let pinch = null;
+  board.addEventListener("pointerdown", (e) => {
+    touches.set(e.pointerId, [e.clientX, e.clientY]);
+    if (touches.size === 2) {
+      const [a, b] = [...touches.values()];
+      pinch = { d: Math.hypot(a[0] - b[0], a[1] - b[1]), w: view.w };
+      drag = null;
+    } else if (e.target === board) drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
+  });
+  const lift = (e) => { touches.delete(e.pointerId); if (touches.size < 2) pinch = null; };
+  board.addEventListener("pointerup", lift);
+  board.addEventListener("pointercancel", lift);
   board.addEventListener("pointermove", (e) => {
+    if (touches.has(e.pointerId)) touches.set(e.pointerId, [e.clientX, e.clientY]);
+    if (pinch && touches.size === 2) {
+      const [a, b] = [...touches.values()];
+      const d = Math.hypot(a[0] - b[0], a[1] - b[1]);
+      if (d > 0) zoom((pinch.w * pinch.d / d) / view.w);
+      return;
+    }
     if (!drag) return;
     const scale = view.w / board.clientWidth;
     view.x = drag.vx - (e.clientX - drag.x) * scale;

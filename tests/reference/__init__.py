@@ -1,0 +1,1 @@
+"""A slow, deliberately naive reference implementation of RULES.md (test oracle only)."""
