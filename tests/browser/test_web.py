@@ -22,7 +22,14 @@ if CHROMIUM is None:
     pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "docs" / "screenshots"
+# Screenshots of the main screens: refreshed in docs/screenshots when
+# DONUTBOX_SCREENSHOTS=1, else written to a scratch folder.
+SHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("DONUTBOX_SCREENSHOTS")
+    else Path(os.environ.get("TMPDIR", "/tmp")) / "donutbox-screenshots"
+)
+SHOTS.mkdir(parents=True, exist_ok=True)
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
