@@ -1,0 +1,47 @@
+"""Storage on a real PostgreSQL server, when one is given.
+
+`.ci/run` starts one (`.ci/postgres.sh`) and sets DONUTBOX_TEST_PG_URL; without
+it these tests are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+if not URL:
+    pytest.skip(
+        "no PostgreSQL server: set DONUTBOX_TEST_PG_URL (see .ci/postgres.sh)",
+        allow_module_level=True,
+    )
+pytest.importorskip("psycopg")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from donutbox.server.app import create_app  # noqa: E402
+from donutbox.server.storage import StaleVersion, Store, make_engine  # noqa: E402
+
+
+def test_a_game_round_trips_through_postgresql() -> None:
+    assert URL is not None
+    with TestClient(create_app(URL, inline_ai=True)) as c:
+        state = c.post("/api/games", json={"opponent": "hotseat", "seed": 31}).json()
+        r = c.post(
+            f"/api/games/{state['id']}/moves", json={"move": state["legal"][0], "version": 0}
+        )
+        assert r.status_code == 200
+    with TestClient(create_app(URL, inline_ai=True)) as c:
+        again = c.get(f"/api/games/{state['id']}").json()
+        assert again["version"] == 1 and again["history"] == [state["legal"][0]]
+
+
+def test_versioned_saves_refuse_a_stale_writer() -> None:
+    assert URL is not None
+    store = Store(make_engine(URL))
+    record = {"format": "donutbox/1", "players": ["A", "B"], "start": "CCSS", "moves": []}
+    game = store.create("pg", "hotseat", ["human", "human"], {}, record)
+    assert store.save(game.id, 0, record, False) == 1
+    with pytest.raises(StaleVersion):
+        store.save(game.id, 0, record, False)
+    assert store.delete(game.id)
