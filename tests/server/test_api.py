@@ -198,3 +198,40 @@ def test_preview_names_what_a_move_would_seal(client: TestClient) -> None:
     assert again["history"] == record["moves"]  # nothing was played
     bad = client.get(f"/api/games/{state['id']}/preview", params={"move": "CCCC@9,9/0"})
     assert bad.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"match": "one-good-match", "layout": "splitzkies", "closers": False},
+        {"match": "perfect-match", "layout": "squared-away", "closers": True},
+    ],
+)
+def test_a_whole_game_against_the_ai_through_the_api(client: TestClient, rules: dict) -> None:  # type: ignore[type-arg]
+    state = client.post("/api/games", json={"opponent": "random", "seed": 14, **rules}).json()
+    gid = state["id"]
+    while True:
+        state = _wait_for_turn(client, gid)
+        if state["finished"]:
+            break
+        # Every state sent is the human's own view, with the legal moves listed.
+        assert state["player"] == 0 and state["legal"]
+        r = client.post(
+            f"/api/games/{gid}/moves",
+            json={"move": state["legal"][-1], "version": state["version"]},
+        )
+        assert r.status_code == 200, r.text
+    assert state["winners"]
+    total = sum(d["points"] * len(d["to"]) for d in state["deliveries"])
+    assert total == sum(state["scores"])
+    record = client.get(f"/api/games/{gid}/record").json()
+    assert record["rules"] == rules and len(record["moves"]) == len(state["history"])
+
+
+def test_meta_and_the_shared_donut_look(client: TestClient) -> None:
+    meta = client.get("/api/meta").json()
+    assert "mcts" in meta["agents"] and "splitzkies" in meta["layouts"]
+    r = client.get("/api/look/donut/RC.svg")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    assert r.text.lstrip().startswith("<?xml") and "<svg" in r.text
+    assert client.get("/api/look/donut/X.svg").status_code == 404

@@ -1,0 +1,70 @@
+"""Research environments: PettingZoo, Gymnasium and OpenSpiel (``donutbox[rl]``).
+
+- ``aec_env(rules=..., players=2)``: a PettingZoo AEC environment;
+- ``DonutboxEnv`` / ``gymnasium.make("donutbox/Donutbox-v0")``: one learner
+  against agents from ``donutbox.ai``;
+- ``register_openspiel()``: registers the OpenSpiel game ``python_donutbox``;
+- ``ActionCodec``: the action encoding all three share (``codec.py``), and
+  ``ObservationLayout``, the observation tensor's layout (``observation.py``).
+
+See docs/research.md.  Importing this package registers the Gymnasium
+environment when Gymnasium is installed; the PettingZoo and OpenSpiel parts
+load on first use, so each needs only its own library.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .codec import DEFAULT_WINDOW, ActionCodec, OutsideWindow, default_window
+from .common import outcome
+from .observation import ObservationEncoder, ObservationLayout
+
+if TYPE_CHECKING:
+    from .gym_env import DonutboxEnv
+    from .openspiel_game import register_openspiel
+    from .pettingzoo_env import DonutboxAEC, aec_env
+
+_LAZY = {
+    "aec_env": ("pettingzoo_env", "pettingzoo"),
+    "DonutboxAEC": ("pettingzoo_env", "pettingzoo"),
+    "DonutboxEnv": ("gym_env", "gymnasium"),
+    "register_openspiel": ("openspiel_game", "open_spiel"),
+}
+
+try:
+    from .gym_env import register as _register_gym
+except ImportError:  # gymnasium (or numpy) is not installed
+    pass
+else:
+    _register_gym()
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, package = _LAZY[name]
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as err:
+        raise ImportError(
+            f"donutbox.envs.{name} needs {package}: pip install 'donutbox[rl]' ({err})"
+        ) from err
+    return getattr(mod, name)
+
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "ActionCodec",
+    "DonutboxAEC",
+    "DonutboxEnv",
+    "ObservationEncoder",
+    "ObservationLayout",
+    "OutsideWindow",
+    "aec_env",
+    "default_window",
+    "outcome",
+    "register_openspiel",
+]

@@ -1,0 +1,63 @@
+"""Small pieces shared by the environments: rules, outcomes, seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..core.game import Game
+from ..core.rng import SEED_LIMIT
+from ..core.rules import GAME_INFO, Rules
+
+#: Reward modes: ``win`` pays only at the end (see ``outcome``); ``points``
+#: pays every player the points they scored since their previous reward.
+REWARDS: Final = ("win", "points")
+
+
+def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
+    """A ``Rules`` from a ``Rules``, a dict like a record's ``rules`` or None."""
+    if rules is None:
+        return Rules()
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, Mapping):
+        return Rules(**dict(rules))
+    raise TypeError(f"rules must be a donutbox.Rules or a dict, not {type(rules).__name__}")
+
+
+def check_players(players: int) -> int:
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise TypeError("players must be an integer")
+    if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
+        raise ValueError(f"a game has 2 to 4 players, not {players}")
+    return players
+
+
+def check_reward(reward: str) -> str:
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+    return reward
+
+
+def outcome(game: Game) -> list[float]:
+    """Zero-sum results of a finished game, each in [-1, 1].
+
+    With ``k`` winners (highest score, then most boxes delivered) among ``n``
+    players, each winner gets ``1/k`` and each other player ``-1/(n-k)``; a
+    tie of everybody gives 0 to all.  Two players: +1 / -1, or 0 and 0.
+    """
+    n = game.players
+    if not game.finished:
+        return [0.0] * n
+    winners = set(game.winners)
+    k = len(winners)
+    if k == n:
+        return [0.0] * n
+    return [1.0 / k if p in winners else -1.0 / (n - k) for p in range(n)]
+
+
+def game_seed(seed: int) -> int:
+    """Check a seed given to ``reset(seed=...)``: it deals ``Game.new(seed=seed)``."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
+    return seed

@@ -1,0 +1,443 @@
+"""The OpenSpiel game ``python_donutbox``, registered from Python.
+
+>>> from donutbox.envs import register_openspiel
+>>> import pyspiel
+>>> game = pyspiel.load_game(register_openspiel(), {"players": 2, "layout": "splitzkies"})
+>>> state = game.new_initial_state()
+
+Parameters (all optional): ``players`` (2-4), ``match`` (``one-good-match`` or
+``perfect-match``), ``layout`` (``squared-away`` or ``splitzkies``),
+``closers`` (bool), ``window`` (cells, a multiple of 4; 0 for the default).
+
+**Chance.** Shuffling is modelled by drawing cards one at a time, uniformly
+from what is left of the player's deck, at the moment a card is first seen:
+the deal (each player's four tray cards in turn, then the start card from
+player 0's deck) and every later draw from a pile.  A chance outcome is the
+index of a face in ``FACES`` (the 24 distinct faces of the standard deck),
+with probability (copies left) / (cards left).  Drawing lazily is exactly a
+uniform shuffle, because nobody sees a pile's order before its cards are
+drawn; a card put back by ``swap`` goes to the bottom, below every card not
+yet drawn, so it comes back without a chance node once they are gone.
+
+**Information.** ``information_state_string(p)`` is everything player ``p``
+has seen, in order (perfect recall): their own draws by face, other players'
+draws as ``?``, the start card, and every move in notation except other
+players' swapped faces.  ``observation_string`` / ``observation_tensor`` are
+the current view only (the tensor of ``observation.py``).  Neither reads
+another tray or any pile.
+
+**Actions** are those of ``codec.py``; ``returns()`` is the zero-sum outcome
+of ``common.outcome`` (+1 / -1 for two players, 0 each on a full tie).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter as Multiset
+from typing import Any, Final
+
+import numpy as np
+import pyspiel
+
+from ..core.cards import STANDARD_DECK
+from ..core.game import Game
+from ..core.moves import SWAP, Move
+from ..core.rules import GAME_INFO, Rules
+from ..core.view import PlayerView
+from ..render.text import counter_text
+from .codec import ActionCodec, default_window
+from .common import outcome
+from .observation import ObservationEncoder
+
+SHORT_NAME: Final = "python_donutbox"
+#: Chance outcomes: the distinct faces of the standard deck, sorted.
+FACES: Final[tuple[str, ...]] = tuple(sorted(set(STANDARD_DECK)))
+FACE_INDEX: Final = {f: i for i, f in enumerate(FACES)}
+#: A card in a pile that nobody has seen yet (its face is drawn when it is drawn).
+HIDDEN: Final = "????"
+TRAY: Final = GAME_INFO.tray_size
+DECK: Final = GAME_INFO.deck_size
+
+DEFAULT_PARAMS: Final[dict[str, Any]] = {
+    "players": 2,
+    "match": "one-good-match",
+    "layout": "squared-away",
+    "closers": False,
+    "window": 0,
+}
+
+GAME_TYPE: Final = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="donutbox (Python)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=GAME_INFO.max_players,
+    min_num_players=GAME_INFO.min_players,
+    provides_information_state_string=True,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=DEFAULT_PARAMS,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+    rules: Rules
+    players: int
+    window: int
+    codec: ActionCodec
+    encoder: ObservationEncoder
+
+
+_CONFIGS: dict[tuple[Rules, int, int], _Config] = {}
+
+
+def _config(rules: Rules, players: int, window: int) -> _Config:
+    key = (rules, players, window)
+    found = _CONFIGS.get(key)
+    if found is None:
+        found = _CONFIGS[key] = _Config(
+            rules, players, window, ActionCodec(rules, window), ObservationEncoder(players, window)
+        )
+    return found
+
+
+class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
+    """The game for one parameter set (see module doc)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        p = {**DEFAULT_PARAMS, **(params or {})}
+        players = int(p["players"])
+        if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
+            raise ValueError(f"a game has 2 to 4 players, not {players}")
+        rules = Rules(str(p["match"]), str(p["layout"]), bool(p["closers"]))  # type: ignore[arg-type]
+        window = int(p["window"]) or default_window(players)
+        cfg = _config(rules, players, window)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=cfg.codec.size,
+            max_chance_outcomes=len(FACES),
+            num_players=players,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=GAME_INFO.max_game_length(players),
+        )
+        super().__init__(GAME_TYPE, info, p)
+        self.config = cfg
+
+    def new_initial_state(self) -> DonutboxState:
+        return DonutboxState(self)
+
+    def max_chance_nodes_in_history(self) -> int:
+        # Every card of every deck is drawn by chance at most once.
+        return DECK * self.config.players
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Any = None
+    ) -> DonutboxObserver:
+        return DonutboxObserver(self.config, iig_obs_type, params)
+
+
+class _Core:
+    """The mutable part of a state, copied quickly by ``State.clone``."""
+
+    def __init__(self, players: int) -> None:
+        self.setup: list[str] = []  # faces dealt: trays in turn order, then the start card
+        self.game: Game | None = None  # once the start card is down
+        per_face = Multiset(STANDARD_DECK)
+        self.undrawn = [[per_face[f] for f in FACES] for _ in range(players)]
+        self.pending = -1  # the player whose tray ends in a card still to draw
+        #: What happened, as (player, text for that player, text for the others).
+        self.events: list[tuple[int, str, str]] = []
+        self.legal_at: tuple[int, dict[int, Move]] | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Core:
+        new = _Core.__new__(_Core)
+        new.setup = self.setup[:]
+        new.game = None if self.game is None else self.game.copy()
+        new.undrawn = [u[:] for u in self.undrawn]
+        new.pending = self.pending
+        new.events = self.events[:]
+        new.legal_at = None
+        return new
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["legal_at"] = None
+        return state
+
+
+class DonutboxState(pyspiel.State):  # type: ignore[misc]
+    """A position: the deal so far, or a game of the engine with hidden piles."""
+
+    def __init__(self, game: DonutboxGame) -> None:
+        super().__init__(game)
+        cfg = game.config
+        self._key = (cfg.rules, cfg.players, cfg.window)
+        self._core = _Core(cfg.players)
+
+    @property
+    def config(self) -> _Config:
+        return _config(*self._key)
+
+    # -- whose turn ------------------------------------------------------------
+
+    def current_player(self) -> int:
+        core = self._core
+        if core.game is None or core.pending >= 0:
+            return int(pyspiel.PlayerId.CHANCE)
+        if core.game.finished:
+            return int(pyspiel.PlayerId.TERMINAL)
+        to_move = core.game.to_move
+        assert to_move is not None
+        return to_move
+
+    def is_terminal(self) -> bool:
+        game = self._core.game
+        return game is not None and game.finished
+
+    def _drawer(self) -> int:
+        core = self._core
+        if core.game is None:
+            k = len(core.setup)
+            return k // TRAY if k < TRAY * self.config.players else 0
+        return core.pending
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        counts = self._core.undrawn[self._drawer()]
+        total = sum(counts)
+        return [(i, c / total) for i, c in enumerate(counts) if c]
+
+    # -- player actions ----------------------------------------------------------
+
+    def legal(self) -> dict[int, Move]:
+        """The player to move's legal actions as ``action -> Move``."""
+        core = self._core
+        game = core.game
+        if game is None or core.pending >= 0 or game.finished:
+            return {}
+        if core.legal_at is None or core.legal_at[0] != game.ply:
+            to_move = game.to_move
+            assert to_move is not None
+            core.legal_at = (
+                game.ply,
+                self.config.codec.legal(game.legal_moves(), game.trays[to_move]),
+            )
+        return core.legal_at[1]
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if player != self.current_player():
+            return []
+        return sorted(self.legal())
+
+    def _apply_action(self, action: int) -> None:
+        core = self._core
+        if self.is_chance_node():
+            self._draw(int(action))
+            return
+        game = core.game
+        assert game is not None
+        move = self.legal().get(int(action))
+        if move is None:
+            raise ValueError(f"illegal action {action} ({self.config.codec.describe(action)})")
+        me = game.to_move
+        assert me is not None
+        played = game.play(move)
+        text = str(played)
+        core.events.append(
+            (me, f"{me}:{text}", f"{me}:swap" if played.kind == SWAP else f"{me}:{text}")
+        )
+        if not game.finished and HIDDEN in game.trays[me]:
+            core.pending = me
+
+    def _draw(self, outcome_index: int) -> None:
+        core = self._core
+        p = self._drawer()
+        counts = core.undrawn[p]
+        if not 0 <= outcome_index < len(FACES) or not counts[outcome_index]:
+            raise ValueError(f"chance outcome {outcome_index} is not possible here")
+        counts[outcome_index] -= 1
+        face = FACES[outcome_index]
+        if core.game is None:
+            players = self.config.players
+            core.setup.append(face)
+            if len(core.setup) <= TRAY * players:
+                core.events.append((p, f"{p}+{face}", f"{p}+?"))
+            else:
+                core.events.append((-1, f"start {face}", f"start {face}"))
+                self._start()
+            return
+        tray = core.game.trays[p]
+        tray[tray.index(HIDDEN)] = face
+        core.pending = -1
+        core.events.append((p, f"{p}+{face}", f"{p}+?"))
+
+    def _start(self) -> None:
+        """Build the engine's game once every tray and the start card are known."""
+        core = self._core
+        cfg = self.config
+        decks = []
+        for p in range(cfg.players):
+            known = core.setup[TRAY * p : TRAY * (p + 1)]
+            if p == 0:
+                known.append(core.setup[-1])
+            decks.append(known + [STANDARD_DECK[0]] * (DECK - len(known)))
+        game = Game.deal(decks, cfg.rules, cfg.players)
+        for pile in game.piles:
+            pile[:] = [HIDDEN] * len(pile)
+        game.decks = None  # the filler cards above are not the real decks
+        game.meta["openspiel"] = True
+        core.game = game
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"draw {FACES[action]}"
+        codec = self.config.codec
+        if player == self.current_player():
+            move = self.legal().get(action)
+            if move is not None:
+                return str(move) if action != codec.outside_action else f"outside {move}"
+        return codec.describe(action)
+
+    # -- results -----------------------------------------------------------------
+
+    def returns(self) -> list[float]:
+        game = self._core.game
+        if game is None:
+            return [0.0] * self.config.players
+        return outcome(game)
+
+    # -- what a player knows -------------------------------------------------------
+
+    def view(self, player: int) -> PlayerView | None:
+        """Player's view of the engine's game (None during the deal), with
+        ``unseen`` counted from the cards not drawn yet."""
+        core = self._core
+        game = core.game
+        if game is None:
+            return None
+        view = game.view(player)
+        unseen = []
+        for p in range(self.config.players):
+            hidden: list[str] = []
+            for i, count in enumerate(core.undrawn[p]):
+                hidden.extend([FACES[i]] * count)
+            hidden.extend(f for f in game.piles[p] if f != HIDDEN)
+            if p != player:
+                hidden.extend(f for f in game.trays[p] if f != HIDDEN)
+            unseen.append(tuple(sorted(hidden)))
+        return dataclasses.replace(view, unseen=tuple(unseen))
+
+    def information_string(self, player: int, private: bool = True) -> str:
+        """Everything ``player`` has seen, in order (see module doc)."""
+        parts = [f"p{player}"]
+        for who, own, public in self._core.events:
+            parts.append(own if private and who == player else public)
+        return " ".join(parts)
+
+    def observation_string_for(self, player: int, private: bool = True) -> str:
+        """The current view of ``player`` as text."""
+        core = self._core
+        view = self.view(player)
+        if view is None:
+            mine = core.setup[TRAY * player : TRAY * (player + 1)] if private else []
+            return f"p{player} dealing; tray {' '.join(mine) or '-'}"
+        lines = [
+            f"p{player} to_move {'-' if view.to_move is None else view.to_move}",
+            "scores " + " ".join(map(str, view.scores)),
+            "delivered " + " ".join(map(str, view.boxes_delivered)),
+            "trays " + " ".join(map(str, view.tray_sizes)),
+            "piles " + " ".join(map(str, view.pile_sizes)),
+            f"final_lap {'-' if view.final_lap_turns is None else view.final_lap_turns}",
+            f"streak {view.swap_streak}",
+        ]
+        if private:
+            lines.append("tray " + (" ".join(view.tray) or "-"))
+        lines.append(counter_text(view.donuts()).plain.rstrip("\n"))
+        return "\n".join(lines)
+
+    def observation_array(self, player: int, private: bool = True) -> np.ndarray:
+        """The observation tensor of ``player`` (``observation.py``)."""
+        encoder = self.config.encoder
+        view = self.view(player)
+        if view is None:
+            core = self._core
+            mine = core.setup[TRAY * player : TRAY * (player + 1)] if private else []
+            return encoder.encode_tray_only(mine)
+        return encoder.encode(view, private)
+
+    def __str__(self) -> str:
+        core = self._core
+        cfg = self.config
+        lines = [f"{cfg.players} players; {cfg.rules.label()}", "setup " + " ".join(core.setup)]
+        game = core.game
+        if game is not None:
+            lines.append("moves " + " ".join(str(m) for m in game.history))
+            for p in range(cfg.players):
+                known = " ".join(f for f in game.piles[p] if f != HIDDEN)
+                lines.append(
+                    f"player {p}: score {game.scores[p]}, tray {' '.join(game.trays[p]) or '-'}, "
+                    f"pile {len(game.piles[p])} (bottom: {known or '-'})"
+                )
+            if core.pending >= 0:
+                lines.append(f"player {core.pending} draws")
+            lines.append(counter_text(game.counter.donuts()).plain.rstrip("\n"))
+        return "\n".join(lines)
+
+
+class DonutboxObserver:
+    """OpenSpiel's PyObserver for this game: the information state (perfect
+    recall, string only) or the current observation (string and tensor)."""
+
+    def __init__(
+        self, cfg: _Config, iig_obs_type: pyspiel.IIGObservationType | None, params: Any
+    ) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported: {params}")
+        self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        private_info = (
+            pyspiel.PrivateInfoType.SINGLE_PLAYER
+            if iig_obs_type is None
+            else iig_obs_type.private_info
+        )
+        if private_info == pyspiel.PrivateInfoType.ALL_PLAYERS:
+            raise ValueError("donutbox has no observation of every player's private cards")
+        if iig_obs_type is not None and not iig_obs_type.public_info:
+            raise ValueError("donutbox observations always include the public information")
+        self.private = private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        self.tensor: np.ndarray | None
+        self.dict: dict[str, np.ndarray]
+        if self.perfect_recall:
+            self.tensor = None
+            self.dict = {}
+        else:
+            layout = cfg.encoder.layout
+            self.tensor = np.zeros(layout.size, np.float32)
+            self.dict = {
+                "board": self.tensor[: layout.board_size].reshape(layout.board_shape),
+                "features": self.tensor[layout.board_size :],
+            }
+
+    def set_from(self, state: DonutboxState, player: int) -> None:
+        if self.tensor is not None:
+            self.tensor[:] = state.observation_array(player, self.private)
+
+    def string_from(self, state: DonutboxState, player: int) -> str:
+        if self.perfect_recall:
+            return state.information_string(player, self.private)
+        return state.observation_string_for(player, self.private)
+
+
+def register_openspiel() -> str:
+    """Make sure ``python_donutbox`` is registered (it is, on import of this
+    module); returns the name to give ``pyspiel.load_game``."""
+    return SHORT_NAME
+
+
+pyspiel.register_game(GAME_TYPE, DonutboxGame)
+
+__all__ = ["FACES", "SHORT_NAME", "DonutboxGame", "DonutboxState", "register_openspiel"]

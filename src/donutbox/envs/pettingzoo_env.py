@@ -1,0 +1,217 @@
+"""A PettingZoo AEC environment: every player is an agent, taking turns.
+
+>>> from donutbox.envs import aec_env
+>>> env = aec_env(rules={"layout": "splitzkies"}, players=2)
+>>> env.reset(seed=7)          # the same deal as donutbox.Game.new(seed=7)
+>>> for agent in env.agent_iter():
+...     obs, reward, terminated, truncated, info = env.last()
+...     action = None if terminated else env.action_space(agent).sample(obs["action_mask"])
+...     env.step(action)
+
+Agents are ``player_0`` .. ``player_{n-1}`` in turn order.  Each observation
+is a dict: ``observation`` (see ``observation.py``) and ``action_mask`` (int8,
+one entry per action of ``codec.py``; all zero for an agent that is not to
+move).  Rewards: ``win`` (default) pays the zero-sum outcome at the end,
+``points`` pays points as they are scored.  An action outside the mask raises
+``ValueError``; wrap with PettingZoo's ``TerminateIllegalWrapper`` to end the
+game instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ..core.game import Game
+from ..core.moves import Move
+from ..core.rules import Rules
+from ..core.view import PlayerView
+from . import render as draw
+from .codec import ActionCodec, default_window
+from .common import check_players, check_reward, game_seed, make_rules, outcome
+from .observation import ObservationEncoder
+
+Observation = dict[str, np.ndarray]
+
+
+class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
+    """The raw AEC environment (``aec_env`` adds PettingZoo's order checks)."""
+
+    metadata = {  # noqa: RUF012 (PettingZoo reads it from the class)
+        "render_modes": list(draw.RENDER_MODES),
+        "name": "donutbox_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        rules: Rules | Mapping[str, Any] | None = None,
+        players: int = 2,
+        window: int | None = None,
+        reward: str = "win",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = make_rules(rules)
+        self.players = check_players(players)
+        self.window = default_window(players) if window is None else window
+        self.reward_mode = check_reward(reward)
+        if render_mode is not None and render_mode not in draw.RENDER_MODES:
+            raise ValueError(f"render_mode must be ansi or rgb_array, not {render_mode!r}")
+        self.render_mode = render_mode
+        self.codec = ActionCodec(self.rules, self.window)
+        self.encoder = ObservationEncoder(self.players, self.window)
+        self.layout = self.encoder.layout
+        self.possible_agents = [f"player_{i}" for i in range(self.players)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        low, high = self.layout.bounds()
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, (self.codec.size,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(self.codec.size) for a in self.possible_agents}
+        self.game: Game | None = None
+        self.np_random: np.random.Generator | None = None
+        self._legal_at: tuple[int, dict[int, Move]] | None = None
+
+    # -- spaces ------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    # -- the game ----------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new game: ``Game.new(rules, players, seed=seed)`` when a seed
+        is given, else a seed drawn from the environment's generator."""
+        if seed is not None:
+            seed = game_seed(int(seed))
+            self.np_random, _ = seeding.np_random(seed)
+        elif self.np_random is None:
+            self.np_random, _ = seeding.np_random(None)
+        if seed is None:
+            assert self.np_random is not None
+            seed = int(self.np_random.integers(0, 2**63))
+        self.game = Game.new(self.rules, self.players, seed=seed)
+        self._legal_at = None
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        to_move = self.game.to_move
+        assert to_move is not None
+        self.agent_selection = self.possible_agents[to_move]
+
+    def _game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("call reset() first")
+        return self.game
+
+    def legal(self) -> dict[int, Move]:
+        """Legal actions of the player to move, as ``action -> Move`` (empty
+        once the game is over)."""
+        game = self._game()
+        if self._legal_at is None or self._legal_at[0] != game.ply:
+            to_move = game.to_move
+            legal = (
+                {} if to_move is None else self.codec.legal(game.legal_moves(), game.trays[to_move])
+            )
+            self._legal_at = (game.ply, legal)
+        return self._legal_at[1]
+
+    def view(self, agent: str) -> PlayerView:
+        """What ``agent`` may know (for donutbox.ai agents and debugging)."""
+        return self._game().view(self._seat[agent])
+
+    def observe(self, agent: str) -> Observation:
+        game = self._game()
+        seat = self._seat[agent]
+        obs = self.encoder.encode(game.view(seat))
+        if game.to_move == seat:
+            mask = self.codec.mask(self.legal())
+        else:
+            mask = np.zeros(self.codec.size, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._game()
+        if action is None:
+            raise ValueError(f"{agent} is to move: None is only for a finished agent")
+        move = self.legal().get(int(action))
+        if move is None:
+            raise ValueError(
+                f"illegal action {int(action)} ({self.codec.describe(int(action))}) for {agent}"
+            )
+        before = game.scores
+        game.play(move)
+        self._cumulative_rewards[agent] = 0.0
+        if self.reward_mode == "points":
+            after = game.scores
+            for p, a in enumerate(self.possible_agents):
+                self.rewards[a] = float(after[p] - before[p])
+        else:
+            result = outcome(game)
+            for p, a in enumerate(self.possible_agents):
+                self.rewards[a] = result[p]
+        if game.finished:
+            for a in self.agents:
+                self.terminations[a] = True
+            seat = (self._seat[agent] + 1) % self.players
+        else:
+            to_move = game.to_move
+            assert to_move is not None
+            seat = to_move
+        self.agent_selection = self.possible_agents[seat]
+        self._accumulate_rewards()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() without a render_mode: give render_mode= to aec_env")
+            return None
+        game = self._game()
+        if self.render_mode == "ansi":
+            return draw.ansi(game)
+        return draw.rgb_array(game, self.window)
+
+    def close(self) -> None:
+        pass
+
+
+def aec_env(
+    rules: Rules | Mapping[str, Any] | None = None,
+    players: int = 2,
+    window: int | None = None,
+    reward: str = "win",
+    render_mode: str | None = None,
+) -> AECEnv[str, Observation, int]:
+    """The donutbox AEC environment, wrapped in PettingZoo's order checks.
+
+    ``rules``: a ``donutbox.Rules`` or a dict such as ``{"match":
+    "perfect-match", "layout": "splitzkies", "closers": True}``; ``window``:
+    the width of the action window in cells (a multiple of 4; default 64 for
+    two players, 88 for three or four).
+    """
+    env = DonutboxAEC(rules, players, window, reward, render_mode)
+    return wrappers.OrderEnforcingWrapper(env)
