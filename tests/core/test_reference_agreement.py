@@ -33,7 +33,8 @@ from reference.naive import NaiveGame, NaiveIllegal
 from reference.naive import legal_moves as naive_legal_moves
 from reference.naive import replay as naive_replay
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "examples"
+# The specification's worked examples, kept in the repository.
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "spec"
 EXAMPLE_NAMES = (
     sorted(p.name[: -len(".json")] for p in EXAMPLES.glob("*.json") if ".expect." not in p.name)
     if EXAMPLES.is_dir()
