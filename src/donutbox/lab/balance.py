@@ -130,7 +130,7 @@ def write_report(
     lines = [
         "# Balance report",
         "",
-        f"Made by `donutbox balance --agents {','.join(agents)} --games {games} --seed {seed}`: "
+        f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}`: "
         f"{games} games per variant ({len(labels) * games} in all), agents "
         f"{' vs '.join(agents)}, paired seats (every deal is played from every seat).",
         "",
