@@ -19,6 +19,7 @@ from . import __version__
 from .core import DonutboxError, Game, IllegalMove, RecordError, Rules, replay
 from .core.cards import check_face
 from .core.record import setup
+from .core.rules import LAYOUTS, MATCHES
 from .summary import replay_summary, sorted_moves
 
 #: Records larger than this are refused unread (a real record is a few KiB).
@@ -79,13 +80,13 @@ def _rules_from(args: argparse.Namespace) -> Rules:
 def _add_rule_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--match",
-        choices=["one-good-match", "perfect-match"],
+        choices=MATCHES,
         default="one-good-match",
         help="matching rule (default: one-good-match)",
     )
     p.add_argument(
         "--layout",
-        choices=["squared-away", "splitzkies"],
+        choices=LAYOUTS,
         default="squared-away",
         help="layout rule (default: squared-away)",
     )

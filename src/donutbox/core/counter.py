@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from .cards import FLAVOUR_INDEX, FLAVOURS
-from .geometry import EAST, NEIGHBOURS, OUTSIDE, PLACE_ZONE, SOUTH, cell, cell_zone, xy
+from .cards import FLAVOURS
+from .geometry import EAST, OUTSIDE, PLACE_ZONE, SOUTH, cell, cell_zone, xy
 
 # Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
 # bits 4-6 owner + 1 (0 = neutral start card).
@@ -345,13 +345,5 @@ class Counter:
             for q in zone:
                 self._refresh(q)
 
-    def place_start(self, codes: tuple[int, int, int, int]) -> None:
-        """Put the start card at (0, 0)."""
-        self.place(cell(0, 0), codes)
 
-
-def flavour_code(letter: str) -> int:
-    return FLAVOUR_INDEX[letter]
-
-
-__all__ = ["NEIGHBOURS", "Counter", "Donut", "Run", "pack", "unpack"]
+__all__ = ["Counter", "Donut", "Run", "pack", "unpack"]

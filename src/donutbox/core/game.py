@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, STANDARD_DECK, check_face, rotate
-from .counter import DELIVERED_BIT, FLAVOUR_BITS, Counter, Run, pack
+from .counter import DELIVERED_BIT, Counter, Run, pack
 from .errors import IllegalMove, NotationError
 from .geometry import COORD_LIMIT, OFFSET, QUADRANT_NAMES, STRIDE, cell, xy
 from .matching import fits, lock_choices, mismatch, start_lock
@@ -532,10 +532,6 @@ class Game:
             self.deliveries.append(Delivery(None, END, len(r.cells), points, to, xy(r.first)))
         self._finished = True
         self.ended_by = why
-
-    def flavour_at(self, x: int, y: int) -> str | None:
-        code = self.counter.cells.get(cell(x, y))
-        return None if code is None else "CSHB"[code & FLAVOUR_BITS]
 
 
 def placements(counter: Counter, faces: list[str], perfect: bool) -> list[Move]:
