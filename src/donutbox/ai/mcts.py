@@ -65,6 +65,7 @@ class MctsAgent:
         widening: float = 1.5,
         expand_samples: int = 4,
         prior_visits: int = 3,
+        margin_scale: float = MARGIN_SCALE,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -75,6 +76,7 @@ class MctsAgent:
         self.widening = widening
         self.expand_samples = expand_samples
         self.prior_visits = prior_visits
+        self.margin_scale = margin_scale
         self.last_iterations = 0
 
     def choose(self, view: PlayerView, rng: random.Random) -> Move:
@@ -90,7 +92,7 @@ class MctsAgent:
             # opinion, worth ``prior_visits`` simulations, so that a small
             # budget never does worse than the heuristic alone.
             child.visits = self.prior_visits
-            child.total = self.prior_visits * _squash(value)
+            child.total = self.prior_visits * _squash(value, self.margin_scale)
             root.visits += self.prior_visits
         deadline = None if self.seconds is None else start + self.seconds
         done = 0
@@ -173,13 +175,13 @@ class MctsAgent:
         out = []
         for p in range(n):
             other = max(e for q, e in enumerate(est) if q != p)
-            out.append(_squash(est[p] - other))
+            out.append(_squash(est[p] - other, self.margin_scale))
         return out
 
 
-def _squash(margin: float) -> float:
+def _squash(margin: float, scale: float) -> float:
     """An expected-score margin as a value in (0, 1)."""
-    return 1.0 / (1.0 + math.exp(-margin / MARGIN_SCALE))
+    return 1.0 / (1.0 + math.exp(-margin / scale))
 
 
 def _ucb(c: Node, log_parent: float, rng: random.Random) -> float:
