@@ -12,7 +12,7 @@ UCB exploration term: Cowling, Powley & Whitehouse 2012).
 - Below the root, children are added by progressive widening; each new
   child is the best of a few moves drawn by ``sample_move`` (no full move
   list), judged by the points they score at once.
-- Playouts: ``playout_depth`` sampled moves, then the position is scored by
+- Playouts: ``playout_depth`` (2) sampled moves, then the position is scored by
   the heuristic evaluation: a squashed expected-score margin per player.
 
 Budget: ``seconds`` (wall clock) or ``iterations``, whichever is given.
@@ -36,7 +36,7 @@ EXPLORATION = 0.7
 #: How often a playout move boxes a run when it can (sample_move never does).
 BOX_RATE = 0.2
 #: Scale of the squashing of expected-score margins into (0, 1).
-MARGIN_SCALE = 8.0
+MARGIN_SCALE = 20.0
 
 
 class Node:
@@ -61,7 +61,7 @@ class MctsAgent:
         seconds: float | None = None,
         iterations: int | None = None,
         root_width: int = 16,
-        playout_depth: int = 6,
+        playout_depth: int = 2,
         widening: float = 1.5,
         expand_samples: int = 4,
         prior_visits: int = 3,
