@@ -195,10 +195,7 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode= to make()")
             return None
-        game = self._game()
-        if self.render_mode == "ansi":
-            return draw.ansi(game)
-        return draw.rgb_array(game, self.window)
+        return draw.draw(self._game(), self.render_mode, self.window)
 
 
 def register() -> None:

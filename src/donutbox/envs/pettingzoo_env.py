@@ -190,10 +190,7 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode= to aec_env")
             return None
-        game = self._game()
-        if self.render_mode == "ansi":
-            return draw.ansi(game)
-        return draw.rgb_array(game, self.window)
+        return draw.draw(self._game(), self.render_mode, self.window)
 
     def close(self) -> None:
         pass

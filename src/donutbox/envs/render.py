@@ -75,3 +75,8 @@ def rgb_array(game: Game, window: int) -> np.ndarray:
     to_move = game.to_move
     img[:STRIP] = OWNER_RGB[to_move] if to_move is not None else (128, 128, 128)
     return img
+
+
+def draw(game: Game, mode: str, window: int) -> str | np.ndarray:
+    """The drawing both environments return from ``render()``."""
+    return ansi(game) if mode == "ansi" else rgb_array(game, window)
