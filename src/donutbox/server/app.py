@@ -8,21 +8,24 @@ worker process so the event loop never blocks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
-from collections import defaultdict
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Header, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from ..core import DonutboxError, Game, Rules
 from ..core.record import setup
-from .session import HUMAN, ActionError, GameSession, choose_ai_move
+from .hub import HELLO_TIMEOUT, Connection, Hub, NoSuchGame
+from .online import digest as token_digest
+from .online import new_token
+from .session import HUMAN, ONLINE, SPECTATOR, ActionError, GameSession
 from .storage import Store, make_engine
 
 STATIC = Path(__file__).parent / "static"
@@ -51,61 +54,24 @@ class Version(BaseModel):
     version: int = Field(..., ge=0)
 
 
-class Hub:
-    """Sessions in memory, their locks, subscribers and the AI workers."""
+class ClockOption(BaseModel):
+    minutes: float = Field(10, gt=0, le=180, description="each player's time")
+    increment: float = Field(15, ge=0, le=600, description="seconds added a move")
 
-    def __init__(self, store: Store, executor: Executor | None) -> None:
-        self.store = store
-        self.executor = executor
-        self.sessions: dict[str, GameSession] = {}
-        self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self.sockets: dict[str, set[WebSocket]] = defaultdict(set)
-        self.tasks: set[asyncio.Task[None]] = set()
 
-    def session(self, game_id: str) -> GameSession:
-        s = self.sessions.get(game_id)
-        if s is None:
-            stored = self.store.get(game_id)
-            if stored is None:
-                raise HTTPException(404, "no such game")
-            s = self.sessions[game_id] = GameSession(stored, self.store)
-        return s
+class OnlineSeat(BaseModel):
+    kind: str = Field(HUMAN, description="human, or an agent or level name")
+    name: str = Field("", max_length=40, description="shown escaped")
 
-    async def broadcast(self, s: GameSession) -> None:
-        state = s.state()
-        for ws in list(self.sockets[s.id]):
-            try:
-                await ws.send_json({"type": "state", "state": state})
-            except Exception:  # a closed socket: forget it
-                self.sockets[s.id].discard(ws)
 
-    def kick_ai(self, s: GameSession) -> None:
-        if s.ai_to_move() and not s.game.finished:
-            task = asyncio.create_task(self.run_ai(s.id))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
-
-    async def run_ai(self, game_id: str) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            async with self.locks[game_id]:
-                s = self.session(game_id)
-                pending = s.ai_view()
-                if pending is None:
-                    return
-                view, seat = pending
-                name, options = s.agent_spec(seat)
-                version = s.version
-            seed = hash((game_id, version)) & 0x7FFFFFFF
-            move = await loop.run_in_executor(
-                self.executor, choose_ai_move, view, name, options, seed
-            )
-            async with self.locks[game_id]:
-                s = self.session(game_id)
-                if s.version != version:
-                    continue  # something changed (undo): think again
-                s._commit(move)
-            await self.broadcast(s)
+class NewOnlineGame(BaseModel):
+    match: Literal["one-good-match", "perfect-match"] = "one-good-match"
+    layout: Literal["squared-away", "splitzkies"] = "squared-away"
+    closers: bool = False
+    seats: list[OnlineSeat] = Field(..., min_length=2, max_length=4)
+    clock: ClockOption | None = None
+    seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts seats")
+    seed: int | None = Field(None, ge=0, lt=2**63)
 
 
 def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = False) -> FastAPI:
@@ -126,9 +92,9 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         )
         hub = Hub(Store(make_engine(db_url)), executor)
         app.state.hub = hub
+        hub.resume_online()
         yield
-        for task in list(hub.tasks):
-            task.cancel()
+        await hub.close()
         if executor is not None:
             executor.shutdown(cancel_futures=True)
 
@@ -142,6 +108,28 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     def the_hub() -> Hub:
         assert hub is not None
         return hub
+
+    def local(game_id: str) -> GameSession:
+        """A game played in one browser (against the AI, or hotseat)."""
+        try:
+            s = the_hub().session(game_id)
+        except NoSuchGame:
+            raise HTTPException(404, "no such game") from None
+        if s.online:
+            raise HTTPException(403, "this is an online game: open it with its invite link")
+        return s
+
+    def online(game_id: str, authorization: str | None) -> tuple[GameSession, int]:
+        """An online game and the seat (or SPECTATOR) the bearer token opens."""
+        try:
+            s = the_hub().session(game_id)
+        except NoSuchGame:
+            raise HTTPException(404, "no such game") from None
+        token = (authorization or "").removeprefix("Bearer ").strip()
+        seat = s.reader_for(token) if s.online and token else None
+        if seat is None:
+            raise HTTPException(403, "token: this link does not open this game")
+        return s, seat
 
     @app.exception_handler(ActionError)
     async def _action_error(_request: Any, err: ActionError) -> JSONResponse:
@@ -182,8 +170,133 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         mode = "hotseat" if req.opponent == "hotseat" else "ai"
         stored = h.store.create(game.rules.label(), mode, seats, options, game.to_record())
         s = h.session(stored.id)
-        h.kick_ai(s)
         return s.state()
+
+    @app.post("/api/online")
+    async def new_online_game(req: NewOnlineGame) -> dict[str, Any]:
+        """An online game: one secret link per human seat, and a spectator
+        link.  The tokens are shown once, here; the server keeps digests."""
+        h = the_hub()
+        kinds = []
+        for i, seat in enumerate(req.seats):
+            if seat.kind != HUMAN and seat.kind not in AGENTS:
+                raise HTTPException(
+                    422, f"seats[{i}].kind: must be human or one of {', '.join(AGENTS)}"
+                )
+            kinds.append(seat.kind)
+        if HUMAN not in kinds:
+            raise HTTPException(422, "seats: an online game needs at least one human seat")
+        names = [
+            " ".join(seat.name.split())[:40] or (f"Player {i + 1}" if k == HUMAN else k.title())
+            for i, (seat, k) in enumerate(zip(req.seats, kinds, strict=True))
+        ]
+        try:
+            game = Game.new(Rules(req.match, req.layout, req.closers), names, req.seed)
+        except (ValueError, DonutboxError) as err:
+            raise HTTPException(422, str(err)) from None
+        tokens = [new_token() if k == HUMAN else None for k in kinds]
+        watch = new_token()
+        clock = None
+        if req.clock is not None:
+            from .online import Clock
+
+            clock = Clock.new(
+                req.clock.minutes * 60, req.clock.increment, [k == HUMAN for k in kinds]
+            ).to_dict()
+        options: dict[str, Any] = {
+            "online": {
+                "digests": [token_digest(t) if t else None for t in tokens],
+                "watch": token_digest(watch),
+                "clock": clock,
+            }
+        }
+        if any(k in ("mcts", "hard") for k in kinds):
+            options["agent"] = {"seconds": req.seconds}
+        stored = h.store.create(game.rules.label(), ONLINE, kinds, options, game.to_record())
+        h.session(stored.id)
+
+        def link(token: str) -> str:
+            return f"/#/online/{stored.id}/{token}"
+
+        return {
+            "id": stored.id,
+            "seats": [
+                {
+                    "seat": i,
+                    "name": names[i],
+                    "kind": kinds[i],
+                    "token": tokens[i],
+                    "link": link(t) if (t := tokens[i]) else None,
+                }
+                for i in range(len(kinds))
+            ],
+            "spectator": {"token": watch, "link": link(watch)},
+        }
+
+    @app.get("/api/online/{game_id}")
+    async def online_state(
+        game_id: str, authorization: str | None = Header(None)
+    ) -> dict[str, Any]:
+        """The game as the bearer's seat (or a spectator) may see it."""
+        s, seat = online(game_id, authorization)
+        state = s.state(seat)
+        state["presence"] = the_hub().presence(game_id)
+        return state
+
+    @app.post("/api/online/{game_id}/moves")
+    async def online_move(
+        game_id: str, intent: Intent, authorization: str | None = Header(None)
+    ) -> dict[str, Any]:
+        h = the_hub()
+        s, seat = online(game_id, authorization)
+        if seat == SPECTATOR:
+            raise HTTPException(403, "move: spectators cannot act")
+        async with h.locks[game_id]:
+            s.act(intent.move, intent.version, seat)
+            h.changed(s)
+            return s.state(seat)
+
+    @app.websocket("/api/online/{game_id}/ws")
+    async def online_socket(ws: WebSocket, game_id: str) -> None:
+        """Online play: send ``{"type": "hello", "token": ...}`` first; see
+        docs/online.md for every message."""
+        h = the_hub()
+        try:
+            s = h.session(game_id)
+        except NoSuchGame:
+            await ws.close(code=4404)
+            return
+        if not s.online:
+            await ws.close(code=4403)
+            return
+        await ws.accept()
+        conn = Connection(ws.send_json, game_id)
+        conn.online = True
+        h.attach(conn)
+        try:
+            while not conn.closed.is_set():
+                timeout = HELLO_TIMEOUT if conn.seat is None else None
+                try:
+                    message = await asyncio.wait_for(ws.receive(), timeout)
+                except TimeoutError:
+                    conn.put({"type": "error", "reason": "hello: none within 10 seconds"})
+                    break
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is None and message.get("bytes") is not None:
+                    text = message["bytes"]
+                if not await h.receive(conn, text):
+                    break
+        except WebSocketDisconnect:
+            pass
+        finally:
+            h.detach(conn)
+            if conn.writer is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.writer, 2.0)
+            with contextlib.suppress(Exception):
+                await ws.close()
 
     @app.get("/api/look/donut/{key}.svg", include_in_schema=False)
     async def donut_look(key: str) -> Response:
@@ -200,8 +313,10 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
 
     @app.get("/api/games")
     async def list_games() -> list[dict[str, Any]]:
+        """Games played in this browser's way (online games are reached by
+        their links only)."""
         out = []
-        for g in the_hub().store.list():
+        for g in the_hub().store.list(exclude_mode=ONLINE):
             out.append(
                 {
                     "id": g.id,
@@ -217,38 +332,41 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
 
     @app.get("/api/games/{game_id}")
     async def get_game(game_id: str) -> dict[str, Any]:
-        return the_hub().session(game_id).state()
+        return local(game_id).state()
 
     @app.post("/api/games/{game_id}/moves")
     async def play(game_id: str, intent: Intent) -> dict[str, Any]:
         h = the_hub()
         async with h.locks[game_id]:
-            s = h.session(game_id)
+            s = local(game_id)
             s.act(intent.move, intent.version)
-        await h.broadcast(s)
-        h.kick_ai(s)
-        return s.state()
+            h.changed(s)
+            return s.state()
 
     @app.get("/api/games/{game_id}/preview")
     async def preview(game_id: str, move: str) -> dict[str, Any]:
         """What ``move`` would seal and score, without playing it."""
         if len(move) > 40:
             raise HTTPException(422, "move: at most 40 characters")
-        return the_hub().session(game_id).preview(move)
+        return local(game_id).preview(move)
 
     @app.post("/api/games/{game_id}/undo")
     async def undo(game_id: str, body: Version) -> dict[str, Any]:
         h = the_hub()
         async with h.locks[game_id]:
-            s = h.session(game_id)
+            s = local(game_id)
             s.undo(body.version)
-        await h.broadcast(s)
-        h.kick_ai(s)
-        return s.state()
+            h.changed(s)
+            return s.state()
 
     @app.get("/api/games/{game_id}/record")
-    async def record(game_id: str) -> dict[str, Any]:
-        s = the_hub().session(game_id)
+    async def record(game_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+        try:
+            s = the_hub().session(game_id)
+        except NoSuchGame:
+            raise HTTPException(404, "no such game") from None
+        if s.online:
+            s, _ = online(game_id, authorization)
         if not s.game.finished:
             raise HTTPException(
                 403, "the record shows every hidden card: export it when the game is over"
@@ -275,8 +393,15 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         return h.session(stored.id).state()
 
     @app.get("/api/games/{game_id}/replay/{ply}")
-    async def replay_at(game_id: str, ply: int) -> dict[str, Any]:
-        s = the_hub().session(game_id)
+    async def replay_at(
+        game_id: str, ply: int, authorization: str | None = Header(None)
+    ) -> dict[str, Any]:
+        try:
+            s = the_hub().session(game_id)
+        except NoSuchGame:
+            raise HTTPException(404, "no such game") from None
+        if s.online:
+            s, _ = online(game_id, authorization)
         if not s.game.finished:
             raise HTTPException(403, "the replay viewer opens when the game is over")
         if not 0 <= ply <= s.game.ply:
@@ -291,22 +416,31 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
 
     @app.websocket("/api/games/{game_id}/ws")
     async def socket(ws: WebSocket, game_id: str) -> None:
+        """A local game's browser listens here (intents go over HTTP)."""
         h = the_hub()
         try:
             s = h.session(game_id)
-        except HTTPException:
+        except NoSuchGame:
             await ws.close(code=4404)
             return
+        if s.online:
+            await ws.close(code=4403)
+            return
         await ws.accept()
-        h.sockets[game_id].add(ws)
+        conn = Connection(ws.send_json, game_id)
+        h.attach(conn)
         try:
-            await ws.send_json({"type": "state", "state": s.state()})
-            while True:
-                await ws.receive_text()  # the browser only listens; intents go over HTTP
+            conn.put({"type": "state", "state": s.state()})
+            while not conn.closed.is_set():
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
         except WebSocketDisconnect:
             pass
         finally:
-            h.sockets[game_id].discard(ws)
+            h.detach(conn)
+            with contextlib.suppress(Exception):
+                await ws.close()
 
     if STATIC.exists():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -9,13 +9,17 @@ tests call the same methods.  Every state sent out is built from
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from ..core import DonutboxError, Game, IllegalMove, Move, PlayerView
 from ..summary import sorted_moves
+from .online import Clock, token_matches
 from .storage import StaleVersion, Store, StoredGame
 
 HUMAN = "human"
+ONLINE = "online"
+SPECTATOR = -1
 
 
 class ActionError(Exception):
@@ -39,6 +43,32 @@ class GameSession:
         self.options = dict(stored.options)
         self.version = stored.version
         self.game = Game.from_record(stored.record)
+        online = self.options.get("online") or {}
+        self.digests: list[str | None] = list(online.get("digests") or [])
+        self.watch_digest: str | None = online.get("watch")
+        clock = online.get("clock")
+        self.clock = Clock.from_dict(clock) if clock else None
+        if self.clock is not None and self.clock.running:
+            # Time the server was down is not charged: the turn restarts now.
+            self.clock.turn_started = time.monotonic()
+        #: A takeback asked for and not yet answered: (asking seat, version,
+        #: seats that have agreed).  Kept in memory only.
+        self.takeback: tuple[int, int, set[int]] | None = None
+
+    @property
+    def online(self) -> bool:
+        return self.mode == ONLINE
+
+    def reader_for(self, token: str) -> int | None:
+        """The seat a token opens (``SPECTATOR`` for the spectator link), or
+        None.  Every digest is compared, in constant time, whatever matches."""
+        found: int | None = None
+        for seat, d in enumerate(self.digests):
+            if token_matches(token, d) and found is None:
+                found = seat
+        if token_matches(token, self.watch_digest) and found is None:
+            found = SPECTATOR
+        return found
 
     # -- reading --------------------------------------------------------------
 
@@ -60,7 +90,8 @@ class GameSession:
         return humans[0] if humans else -1
 
     def state(self, seat: int | None = None) -> dict[str, Any]:
-        """The state as ``seat`` may see it (default: the local viewer)."""
+        """The state as ``seat`` may see it (default: the local viewer;
+        ``SPECTATOR`` for public information only)."""
         seat = self.viewer() if seat is None else seat
         view = self.game.view(seat)
         data = view.to_dict()
@@ -75,6 +106,17 @@ class GameSession:
             legal=self.legal_for(view),
             boxes=_boxes(self.game),
         )
+        if self.online:
+            data["clock"] = (
+                None
+                if self.clock is None
+                else self.clock.public(self.game.to_move, time.monotonic())
+            )
+            data["takeback"] = (
+                None
+                if self.takeback is None
+                else {"by": self.takeback[0], "agreed": sorted(self.takeback[2])}
+            )
         return data
 
     def legal_for(self, view: PlayerView) -> list[str]:
@@ -86,8 +128,7 @@ class GameSession:
 
     def act(self, move_text: str, version: int, seat: int | None = None) -> None:
         """Play a human's move; ActionError if it is stale or illegal."""
-        if version != self.version:
-            raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
+        self._fresh(version)
         p = self.game.to_move
         if p is None:
             raise ActionError(422, "the game is over")
@@ -95,28 +136,146 @@ class GameSession:
             raise ActionError(403, "it is not your turn")
         self._commit(move_text)
 
-    def play_ai(self, move: Move) -> None:
+    def play_ai(self, move: Move | str) -> None:
         if not self.ai_to_move():
             raise ActionError(409, "it is not the AI's turn")
         self._commit(str(move))
 
-    def _commit(self, move_text: str) -> None:
+    def play_for_timed_out(self, seat: int, move: Move | str) -> None:
+        """The server's AI moves for a human whose clock ran out."""
+        if self.timed_out() != seat:
+            raise ActionError(409, "that player's clock has not run out")
+        self._commit(str(move), timed_out=True)
+
+    def _commit(self, move_text: str, timed_out: bool = False) -> None:
         trial = self.game.copy()
+        mover = trial.to_move
         try:
             trial.play(move_text)
         except DonutboxError as err:
             raise ActionError(422, str(err)) from None
+        options = None
+        clock_before = None
+        if self.clock is not None and mover is not None:
+            clock_before = (list(self.clock.remaining_ms), list(self.clock.flagged))
+            self.clock.moved(mover, time.monotonic(), timed_out)
+            options = self._options()
         try:
-            self.version = self.store.save(self.id, self.version, trial.to_record(), trial.finished)
+            self.version = self.store.save(
+                self.id, self.version, trial.to_record(), trial.finished, options
+            )
         except StaleVersion:
+            if self.clock is not None and clock_before is not None:
+                self.clock.remaining_ms, self.clock.flagged = clock_before
             raise ActionError(409, "stale state: the game was changed elsewhere") from None
         self.game = trial
+        self.takeback = None
+
+    def _options(self) -> dict[str, Any]:
+        options = dict(self.options)
+        if self.online:
+            online = dict(options.get("online") or {})
+            online["clock"] = None if self.clock is None else self.clock.to_dict()
+            options["online"] = online
+        self.options = options
+        return options
+
+    def start_clock(self) -> bool:
+        """Every human seat has joined: start the clocks (once)."""
+        if self.clock is None or self.clock.running or self.game.finished:
+            return False
+        self.clock.running = True
+        self.clock.turn_started = time.monotonic()
+        return True
+
+    def timed_out(self) -> int | None:
+        """The human seat to move whose clock has run out, if any."""
+        p = self.game.to_move
+        if self.clock is None or p is None or self.seats[p] != HUMAN:
+            return None
+        left = self.clock.left(p, p, time.monotonic())
+        return p if left is not None and left <= 0 and self.clock.running else None
+
+    # -- takebacks (online: only with the other players' consent) ----------------
+
+    def ask_takeback(self, seat: int, version: int) -> bool:
+        """``seat`` asks to take back its last move; True if it was taken back
+        at once (no other human to ask)."""
+        self._fresh(version)
+        if self.game.finished:
+            raise ActionError(422, "takeback: the game is over")
+        if self._last_ply_of(seat) is None:
+            raise ActionError(422, "takeback: you have no move to take back")
+        if self.takeback is not None:
+            raise ActionError(409, "takeback: one is already waiting for an answer")
+        self.takeback = (seat, version, {seat})
+        return self._takeback_if_agreed()
+
+    def answer_takeback(self, seat: int, accept: bool, version: int) -> bool:
+        """Another player answers; True if the move was taken back."""
+        self._fresh(version)
+        if self.takeback is None:
+            raise ActionError(422, "answer: no takeback was asked for")
+        by, _asked_at, agreed = self.takeback
+        if seat == by:
+            raise ActionError(422, "answer: you asked for this takeback")
+        if not accept:
+            self.takeback = None
+            return False
+        agreed.add(seat)
+        return self._takeback_if_agreed()
+
+    def _takeback_if_agreed(self) -> bool:
+        assert self.takeback is not None
+        by, _, agreed = self.takeback
+        humans = {i for i, k in enumerate(self.seats) if k == HUMAN}
+        if not humans <= agreed:
+            return False
+        cut = self._last_ply_of(by)
+        assert cut is not None
+        self._truncate(cut)
+        self.takeback = None
+        return True
+
+    def _last_ply_of(self, seat: int) -> int | None:
+        n = self.game.players
+        for ply in range(len(self.game.history) - 1, -1, -1):
+            if ply % n == seat:
+                return ply
+        return None
+
+    def _fresh(self, version: int) -> None:
+        if version != self.version:
+            raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
+
+    def _truncate(self, cut: int) -> None:
+        """Go back to the position before ply ``cut`` (a new, higher version)."""
+        record = self.game.to_record()
+        record["moves"] = [str(m) for m in self.game.history][:cut]
+        record.pop("end", None)
+        try:
+            game = Game.from_record(record)
+        except IllegalMove as err:  # cannot happen: a prefix of a legal game
+            raise ActionError(500, str(err)) from None
+        options = None
+        if self.clock is not None:
+            self.clock.turn_started = time.monotonic()
+            options = self._options()
+        try:
+            self.version = self.store.save(
+                self.id, self.version, game.to_record(), game.finished, options
+            )
+        except StaleVersion:
+            raise ActionError(409, "stale state: the game was changed elsewhere") from None
+        self.game = game
+        self.takeback = None
 
     def undo(self, version: int) -> None:
         """Take back the last human move (and the AI replies after it); in
-        hotseat, the last move."""
-        if version != self.version:
-            raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
+        hotseat, the last move.  (Online games use takebacks instead.)"""
+        if self.online:
+            raise ActionError(403, "undo: online games take back a move only by consent")
+        self._fresh(version)
         history = [str(m) for m in self.game.history]
         n = self.game.players
         cut = None
@@ -129,21 +288,14 @@ class GameSession:
                     break
         if cut is None:
             raise ActionError(422, "undo: there is no move of yours to take back")
-        record = self.game.to_record()
-        record["moves"] = history[:cut]
-        try:
-            game = Game.from_record(record)
-        except IllegalMove as err:  # cannot happen: a prefix of a legal game
-            raise ActionError(500, str(err)) from None
-        self.version = self.store.save(self.id, self.version, game.to_record(), game.finished)
-        self.game = game
+        self._truncate(cut)
 
-    def preview(self, move_text: str) -> dict[str, Any]:
+    def preview(self, move_text: str, seat: int | None = None) -> dict[str, Any]:
         """What a move would do, from public information only: the boxes it
         would seal and who would score them (the draw that follows is not
         shown)."""
-        seat = self.human_seat_to_act()
-        if seat is None:
+        to_act = self.human_seat_to_act()
+        if to_act is None or (seat is not None and seat != to_act):
             raise ActionError(403, "it is not your turn")
         trial = self.game.copy()
         before = len(trial.deliveries)

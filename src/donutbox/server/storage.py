@@ -43,7 +43,7 @@ class GameRow(Base):
     updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     version: Mapped[int] = mapped_column(Integer)
     title: Mapped[str] = mapped_column(String(200))
-    mode: Mapped[str] = mapped_column(String(20))  # "ai" or "hotseat"
+    mode: Mapped[str] = mapped_column(String(20))  # "ai", "hotseat" or "online"
     seats: Mapped[str] = mapped_column(Text)  # JSON list: "human" or agent name per seat
     options: Mapped[str] = mapped_column(Text)  # JSON: agent options
     finished: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -152,28 +152,49 @@ class Store:
             row = db.get(GameRow, game_id)
             return None if row is None else _load(row)
 
-    def save(self, game_id: str, version: int, record: dict[str, Any], finished: bool) -> int:
-        """Store the record as version ``version + 1``; StaleVersion if the
-        stored version is not ``version``.  One transaction."""
+    def save(
+        self,
+        game_id: str,
+        version: int,
+        record: dict[str, Any],
+        finished: bool,
+        options: dict[str, Any] | None = None,
+    ) -> int:
+        """Store the record (and the options, e.g. clocks, when given) as
+        version ``version + 1``; StaleVersion if the stored version is not
+        ``version``.  One transaction."""
+        values: dict[str, Any] = {
+            "version": version + 1,
+            "record": json.dumps(record),
+            "finished": finished,
+            "updated": _now(),
+        }
+        if options is not None:
+            values["options"] = json.dumps(options)
         with Session(self.engine) as db, db.begin():
             result = db.execute(
                 update(GameRow)
                 .where(GameRow.id == game_id, GameRow.version == version)
-                .values(
-                    version=version + 1,
-                    record=json.dumps(record),
-                    finished=finished,
-                    updated=_now(),
-                )
+                .values(**values)
             )
             if result.rowcount != 1:  # type: ignore[attr-defined]
                 raise StaleVersion(game_id)
         return version + 1
 
-    def list(self, limit: int = 100) -> list[StoredGame]:
+    def list(self, limit: int = 100, exclude_mode: str | None = None) -> list[StoredGame]:
         with Session(self.engine) as db:
-            rows = db.scalars(select(GameRow).order_by(GameRow.updated.desc()).limit(limit))
+            query = select(GameRow)
+            if exclude_mode is not None:
+                query = query.where(GameRow.mode != exclude_mode)
+            rows = db.scalars(query.order_by(GameRow.updated.desc()).limit(limit))
             return [_load(r) for r in rows]
+
+    def unfinished_ids(self, mode: str) -> list[str]:
+        """Ids of the games of ``mode`` still being played (to resume their
+        clocks and AI seats when the server starts)."""
+        with Session(self.engine) as db:
+            query = select(GameRow.id).where(GameRow.mode == mode, GameRow.finished.is_(False))
+            return list(db.scalars(query))
 
     def delete(self, game_id: str) -> bool:
         with Session(self.engine) as db, db.begin():
