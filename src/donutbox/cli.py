@@ -284,18 +284,18 @@ def _console_err() -> Any:
 
 
 def _agent_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    opts: dict[str, dict[str, Any]] = {}
+    # The lab measures MCTS's time budget in CPU seconds by default, so that
+    # results do not depend on the machine's load (docs/ai.md).
+    search: dict[str, Any] = {"clock": args.clock}
     if args.seconds is not None:
         if not 0 < args.seconds <= 600:
             raise UsageError("--seconds must be more than 0 and at most 600")
-        opts["mcts"] = {"seconds": args.seconds}
-        opts["hard"] = {"seconds": args.seconds}
+        search = {"seconds": args.seconds, "clock": args.clock}
     if args.iterations is not None:
         if not 0 < args.iterations <= 10_000_000:
             raise UsageError("--iterations must be from 1 to 10000000")
-        opts["mcts"] = {"iterations": args.iterations}
-        opts["hard"] = {"iterations": args.iterations}
-    return opts
+        search = {"iterations": args.iterations, "clock": args.clock}
+    return {"mcts": dict(search), "hard": dict(search)}
 
 
 def _check_counts(args: argparse.Namespace) -> None:
@@ -308,14 +308,27 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from .lab.sim import run_specs, specs, summarize, summary_lines, write_outputs
+    from .lab.sim import result_line, run_specs, specs, summarize, summary_lines, write_outputs
 
     agents = _agent_list(args.players)
     _check_counts(args)
     todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args))
     progress, update = _progress_runner(len(todo), "games")
+    on_result = None
+    if args.out:
+        # Each finished game is appended at once, so that a long run that is
+        # stopped still leaves its results.
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        log = (Path(args.out) / "progress.jsonl").open("w", encoding="utf-8")
+
+        def on_result(index: int, result: Any) -> None:
+            log.write(result_line(index, result) + "\n")
+            log.flush()
+
     with progress:
-        results = run_specs(todo, args.jobs, update)
+        results = run_specs(todo, args.jobs, update, on_result)
+    if args.out:
+        log.close()
     summary = summarize(results)
     for line in summary_lines(summary):
         print(line)
@@ -349,6 +362,13 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) ->
     p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
     p.add_argument("--seconds", type=float, help="mcts thinking time per move")
     p.add_argument("--iterations", type=int, help="mcts iterations per move (instead of time)")
+    p.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        default="cpu",
+        help="how --seconds is measured: cpu (default; CPU time of the searching "
+        "process, independent of the machine's load) or wall (elapsed time)",
+    )
     p.add_argument(
         "--out",
         default=out,

@@ -111,3 +111,15 @@ def test_mcts_keeps_to_an_iteration_budget() -> None:
     move = agent.choose(game.view(0), random.Random(2))
     assert game.is_legal(move)
     assert agent.last_iterations == 120  # type: ignore[attr-defined]
+
+
+def test_mcts_clock_option() -> None:
+    assert make_agent("mcts").clock == "wall"  # type: ignore[attr-defined]
+    agent = make_agent("mcts", iterations=20, clock="cpu")
+    assert agent.clock == "cpu"  # type: ignore[attr-defined]
+    game = donutbox.Game.new(seed=2)
+    move = agent.choose(game.view(game.to_move), random.Random(0))  # type: ignore[arg-type]
+    assert game.is_legal(move)
+    assert make_agent("hard", clock="cpu").clock == "cpu"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="clock"):
+        make_agent("mcts", clock="sundial")

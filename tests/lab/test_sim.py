@@ -53,6 +53,40 @@ def test_results_do_not_depend_on_jobs() -> None:
     assert sum(s["wins"] for s in summary["seats"]) == pytest.approx(4)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_specs_reports_each_game_as_it_finishes(jobs: int) -> None:
+    todo = specs(["greedy", "random"], 4, Rules(), 3)
+    seen: list[tuple[int, int]] = []
+    results = run_specs(todo, jobs=jobs, on_result=lambda i, r: seen.append((i, r.seed)))
+    assert sorted(seen) == [(0, 3), (1, 3), (2, 4), (3, 4)]
+    assert [r.seed for r in results] == [3, 3, 4, 4]
+
+
+@pytest.mark.parametrize(
+    ("extra", "clock"), [([], "cpu"), (["--clock", "cpu"], "cpu"), (["--clock", "wall"], "wall")]
+)
+@pytest.mark.parametrize("budget", [["--seconds", "0.5"], ["--iterations", "300"], []])
+def test_sim_passes_the_mcts_clock_to_the_agents(
+    extra: list[str], clock: str, budget: list[str]
+) -> None:
+    from donutbox.cli import _agent_options, build_parser
+
+    for command in ("sim", "balance"):
+        args = build_parser().parse_args([command, "--players", "mcts,heuristic", *budget, *extra])
+        options = _agent_options(args)
+        expected: dict[str, object] = {"clock": clock}
+        if budget:
+            expected[budget[0].lstrip("-")] = float(budget[1]) if budget[0] == "--seconds" else 300
+        assert options["mcts"] == expected
+        assert options["hard"] == expected
+        spec = specs(["mcts", "heuristic"], 2, Rules(), 1, options)[1]
+        assert dict(dict(spec.options)["mcts"]) == expected
+        # The agent the game runner builds gets the clock.
+        from donutbox.ai import make_agent
+
+        assert make_agent("mcts", **dict(dict(spec.options)["mcts"])).clock == clock  # type: ignore[attr-defined]
+
+
 def test_sim_command_writes_records_csv_and_plots(tmp_path: Path) -> None:
     out = tmp_path / "sim"
     result = subprocess.run(
@@ -79,6 +113,10 @@ def test_sim_command_writes_records_csv_and_plots(tmp_path: Path) -> None:
     assert "win rate" in result.stdout
     lines = (out / "records.jsonl").read_text().splitlines()
     assert len(lines) == 4
+    # Each game was also logged as it finished.
+    logged = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert sorted(g["game"] for g in logged) == [0, 1, 2, 3]
+    assert {g["seed"] for g in logged} == {1, 2}
     record = json.loads(lines[0])
     assert record["rules"]["closers"] is True
     with (out / "games.csv").open() as fh:

@@ -12,7 +12,7 @@ import csv
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ def specs(
     """``games`` games: deal seeds from ``seed`` up, each with every seat rotation."""
     n = len(agents)
     opts = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in (options or {}).items()))
-    out = []
+    out: list[GameSpec] = []
     deal = seed
     while len(out) < games:
         for shift in range(n):
@@ -59,13 +59,22 @@ def _run(spec: GameSpec) -> tuple[int, GameResult]:
 
 
 def run_specs(
-    todo: list[GameSpec], jobs: int = 1, progress: Callable[[int, int], None] | None = None
+    todo: list[GameSpec],
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[int, GameResult], None] | None = None,
 ) -> list[GameResult]:
-    """Play the games (in ``jobs`` processes), results in game order."""
+    """Play the games (in ``jobs`` processes), results in game order.
+
+    ``on_result(index, result)`` is called as each game finishes (in the
+    order they finish), e.g. to save results of a long run as they come.
+    """
     results: dict[int, GameResult] = {}
 
     def done(pair: tuple[int, GameResult]) -> None:
         results[pair[0]] = pair[1]
+        if on_result:
+            on_result(*pair)
         if progress:
             progress(len(results), len(todo))
 
@@ -75,9 +84,24 @@ def run_specs(
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            for pair in pool.map(_run, todo, chunksize=1):
-                done(pair)
+            for future in as_completed([pool.submit(_run, spec) for spec in todo]):
+                done(future.result())
     return [results[i] for i in range(len(todo))]
+
+
+def result_line(index: int, r: GameResult) -> str:
+    """One finished game as a JSON line (for ``progress.jsonl``)."""
+    return json.dumps(
+        {
+            "game": index,
+            "seed": r.seed,
+            "seats": r.seats,
+            "scores": r.scores,
+            "winners": r.winners,
+            "plies": r.plies,
+            "seconds": round(r.seconds, 3),
+        }
+    )
 
 
 def summarize(results: list[GameResult]) -> dict[str, Any]:
