@@ -74,6 +74,7 @@ class MctsAgent:
         prior_visits: int = 3,
         margin_scale: float = MARGIN_SCALE,
         clock: str = "wall",
+        exploration: float = EXPLORATION,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -85,6 +86,7 @@ class MctsAgent:
         self.expand_samples = expand_samples
         self.prior_visits = prior_visits
         self.margin_scale = margin_scale
+        self.exploration = exploration
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -124,6 +126,7 @@ class MctsAgent:
     # One iteration: sample a world, select/expand, play out, back up.
     def _iterate(self, root: Node, view: PlayerView, rng: random.Random) -> None:
         world = sample_world(view, rng)
+        explore = self.exploration
         node = root
         while not world.finished:
             mover = world.to_move
@@ -145,7 +148,7 @@ class MctsAgent:
             for c in legal:
                 c.avail += 1
             log_n = math.log(node.visits + 1)
-            node = max(legal, key=lambda c: _ucb(c, log_n, rng))
+            node = max(legal, key=lambda c: _ucb(c, log_n, rng, explore))
             world.play(node.move)  # type: ignore[arg-type]
         values = self._playout(world, rng)
         while node is not None:
@@ -200,7 +203,7 @@ def _squash(margin: float, scale: float) -> float:
     return 1.0 / (1.0 + math.exp(-margin / scale))
 
 
-def _ucb(c: Node, log_parent: float, rng: random.Random) -> float:
+def _ucb(c: Node, log_parent: float, rng: random.Random, explore: float) -> float:
     if c.visits == 0:
         return 1e9 + rng.random()
-    return c.total / c.visits + EXPLORATION * math.sqrt(math.log(c.avail + 1) / c.visits)
+    return c.total / c.visits + explore * math.sqrt(math.log(c.avail + 1) / c.visits)
