@@ -396,7 +396,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import webbrowser
 
         threading.Timer(1.0, lambda: webbrowser.open(url)).start()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # ws_max_size: the transport refuses huge frames before the app reads
+    # them (the app itself refuses messages over 2,048 characters).
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=65536)
     return 0
 
 
