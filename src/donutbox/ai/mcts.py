@@ -11,7 +11,8 @@ UCB exploration term: Cowling, Powley & Whitehouse 2012).
   and would spread a one-second budget thin).
 - Below the root, children are added by progressive widening; each new
   child is the best of a few moves drawn by ``sample_move`` (no full move
-  list), judged by the points they score at once.
+  list) and every possible box-it, judged by the evaluation
+  (``fasteval.py``: the heuristic's numbers, computed faster).
 - Playouts: ``playout_depth`` (2) sampled moves, then the position is scored by
   the heuristic evaluation: a squashed expected-score margin per player.
 
