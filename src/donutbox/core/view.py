@@ -50,6 +50,10 @@ class PlayerView:
     def donuts(self) -> list[Donut]:
         return self.counter.donuts()
 
+    def table_cells(self) -> list[dict[str, Any]]:
+        """Every donut on the counter, JSON-ready (public information)."""
+        return [d._asdict() for d in self.counter.donuts()]
+
     def legal_moves(self) -> list[Move]:
         """The viewer's legal moves when it is their turn in a dealt game."""
         from .game import box_moves, placements
@@ -67,8 +71,10 @@ class PlayerView:
                 out.append(Move(PASS))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form (what the server sends this reader)."""
+    def to_dict(self, cells: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A JSON-ready form (what the server sends this reader).  ``cells``:
+        the counter's donuts already made JSON-ready (they are the same for
+        every reader of one position, so a server computes them once)."""
         return {
             "player": self.player,
             "rules": self.rules.to_dict(),
@@ -86,7 +92,7 @@ class PlayerView:
             "history": list(self.history),
             "deliveries": [d.to_dict() for d in self.deliveries],
             "final_lap_turns": self.final_lap_turns,
-            "cells": [d._asdict() for d in self.counter.donuts()],
+            "cells": cells if cells is not None else self.table_cells(),
         }
 
 

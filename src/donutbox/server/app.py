@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Header, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
@@ -134,6 +135,16 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     @app.exception_handler(ActionError)
     async def _action_error(_request: Any, err: ActionError) -> JSONResponse:
         return JSONResponse({"detail": err.reason}, status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Any, err: RequestValidationError) -> JSONResponse:
+        """One line naming the field (never the input echoed back: it may be
+        huge, or not even valid JSON, e.g. Infinity)."""
+        reasons = []
+        for e in err.errors()[:3]:
+            where = ".".join(str(part) for part in e.get("loc", ())[1:]) or "body"
+            reasons.append(f"{where}: {e.get('msg', 'invalid')}")
+        return JSONResponse({"detail": "; ".join(reasons) or "invalid request"}, 422)
 
     @app.get("/api/meta")
     async def meta() -> dict[str, Any]:
@@ -270,7 +281,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
             await ws.close(code=4403)
             return
         await ws.accept()
-        conn = Connection(ws.send_json, game_id)
+        conn = Connection(ws.send_text, game_id)
         conn.online = True
         h.attach(conn)
         try:
@@ -427,7 +438,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
             await ws.close(code=4403)
             return
         await ws.accept()
-        conn = Connection(ws.send_json, game_id)
+        conn = Connection(ws.send_text, game_id)
         h.attach(conn)
         try:
             conn.put({"type": "state", "state": s.state()})

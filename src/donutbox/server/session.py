@@ -54,6 +54,7 @@ class GameSession:
         #: A takeback asked for and not yet answered: (asking seat, version,
         #: seats that have agreed).  Kept in memory only.
         self.takeback: tuple[int, int, set[int]] | None = None
+        self._public: tuple[int, list[dict[str, Any]], list[dict[str, Any]]] = (-1, [], [])
 
     @property
     def online(self) -> bool:
@@ -94,7 +95,12 @@ class GameSession:
         ``SPECTATOR`` for public information only)."""
         seat = self.viewer() if seat is None else seat
         view = self.game.view(seat)
-        data = view.to_dict()
+        # The counter and the open boxes are public and the same for every
+        # reader of this version: made once per version.
+        if self._public[0] != self.version:
+            self._public = (self.version, view.table_cells(), _boxes(self.game))
+        _, cells, boxes = self._public
+        data = view.to_dict(cells=cells)
         data.update(
             id=self.id,
             title=self.title,
@@ -104,7 +110,7 @@ class GameSession:
             thinking=self.ai_to_move(),
             ended_by=self.game.ended_by if self.game.finished else None,
             legal=self.legal_for(view),
-            boxes=_boxes(self.game),
+            boxes=boxes,
         )
         if self.online:
             data["clock"] = (

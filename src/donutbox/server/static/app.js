@@ -1,6 +1,15 @@
 // donutbox browser client: plain ES module, no build step.
 // The server is the authority: this page sends intents and draws the state
-// it is sent (which only ever holds this player's own tray).
+// it is sent (which only ever holds this player's own tray).  Online play
+// (invite links, one WebSocket per seat or spectator) is in online.js.
+//
+// Player names are free text typed by other people: they are only ever set
+// with textContent, never as HTML.
+
+import {
+  OnlineClient, parseLink, linkHash, remember, rememberedGames, forget,
+  setupOnlineForm, showLinks, timeLeft, formatClock,
+} from "./online.js";
 
 const $ = (sel) => document.querySelector(sel);
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -14,6 +23,10 @@ let rotation = 0;
 let socket = null;
 let view = { x: -6, y: -6, w: 14, h: 14 };
 let replay = null;
+// The online game shown, if any: {client, id, token, seat (null until the
+// server's welcome; -1 for a spectator), arrived (when the state came), busy}.
+let online = null;
+let previewTimer = null;
 
 function el(tag, attrs = {}, text) {
   const node = document.createElementNS(SVGNS, tag);
@@ -24,14 +37,16 @@ function el(tag, attrs = {}, text) {
 
 function showError(message) {
   const box = $("#error");
-  box.textContent = message;
+  box.textContent = String(message).split("\n")[0];
   box.hidden = false;
   clearTimeout(showError.timer);
   showError.timer = setTimeout(() => { box.hidden = true; }, 4000);
 }
 
-async function api(path, body) {
-  const opts = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+async function api(path, body, headers = {}) {
+  const opts = body === undefined
+    ? { headers }
+    : { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) };
   const r = await fetch(path, opts);
   const data = await r.json().catch(() => ({}));
   if (!r.ok) {
@@ -133,8 +148,16 @@ async function preview(face, x, y, moves) {
   svg.append(g);
   const base = `${face} at ${x},${y}, turned ${rotation}°` + (moves.length > 1 ? " (choose the Cinnamon Roll's lock)" : "");
   $("#preview").textContent = base;
+  // Ask the server only once the pointer rests a moment (online, every
+  // message counts against the connection's rate limit).
+  clearTimeout(previewTimer);
+  await new Promise((resolve) => { previewTimer = setTimeout(resolve, 120); });
+  const version = state.version;
   try {
-    const p = await api(`/api/games/${state.id}/preview?move=${encodeURIComponent(moves[0])}`);
+    const p = online
+      ? await online.client.preview(moves[0])
+      : await api(`/api/games/${state.id}/preview?move=${encodeURIComponent(moves[0])}`);
+    if (!state || state.version !== version || $("#preview").textContent !== base) return;
     const seals = p.deliveries.map((d) => `seals ${d.size} donuts: ${d.points} points to ${d.to.length ? d.to.map((i) => state.players[i]).join(" and ") : "nobody"}`);
     $("#preview").textContent = base + (seals.length ? " — " + seals.join("; ") : " — seals nothing");
   } catch (err) { /* the state moved on: nothing to preview */ }
@@ -204,6 +227,7 @@ function drawActions() {
       extra.append(b);
     }
   }
+  $("#btn-undo").hidden = Boolean(online);
   $("#btn-export").hidden = !state.finished;
   $("#btn-replay").hidden = !state.finished;
 }
@@ -221,8 +245,17 @@ function drawSide() {
       td.style.color = OWNERS[p];
       tr.append(td);
     }
+    if (state.presence) tr.firstChild.prepend(presenceDot(p));
+    if (state.clock) {
+      const td = document.createElement("td");
+      td.className = "clock";
+      td.dataset.seat = p;
+      tr.append(td);
+    }
     t.append(tr);
   });
+  drawWatchers();
+  drawClocks();
   const log = $("#log");
   log.replaceChildren();
   for (const m of state.history) {
@@ -244,25 +277,106 @@ function drawSide() {
   }
 }
 
+// A dot by each name online: filled when that seat is connected.
+function presenceDot(p) {
+  const dot = document.createElement("span");
+  const ai = state.seats[p] !== "human";
+  const on = ai || state.presence.connected[p];
+  dot.className = `dot ${ai ? "ai" : on ? "on" : "off"}`;
+  dot.title = ai ? "the server's AI" : on ? "connected" : "not connected";
+  dot.setAttribute("aria-label", dot.title);
+  return dot;
+}
+
+function drawWatchers() {
+  const w = $("#watchers");
+  const n = state && state.presence ? state.presence.spectators : 0;
+  w.hidden = !state || !state.presence;
+  w.textContent = `${n} spectator${n === 1 ? "" : "s"} watching`;
+}
+
+function drawClocks() {
+  if (!state || !state.clock || !online) return;
+  const now = performance.now();
+  document.querySelectorAll("#scores td.clock").forEach((td) => {
+    const p = Number(td.dataset.seat);
+    const left = timeLeft(state.clock, p, online.arrived, now);
+    td.textContent = (state.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
+    td.classList.toggle("running", state.clock.running === p && !state.finished);
+    td.classList.toggle("low", left !== null && left < 30000);
+    td.title = state.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
+  });
+}
+
+// Whether `seat` has a move that a takeback could take back (the server
+// counts plies in turn order: ply % players is the seat that made it).
+function hasMove(seat) {
+  return seat >= 0 && state.history.length > seat;
+}
+
+function drawOnline() {
+  const bar = $("#online-bar");
+  bar.hidden = !online;
+  if (!online) return;
+  const me = state.player;
+  const watching = me < 0;
+  $("#role").textContent = watching ? "Spectating" : `Seat ${me + 1}: ${state.players[me]}`;
+  const notify = $("#btn-notify");
+  notify.hidden = watching || !("Notification" in window) || Notification.permission !== "default";
+  const box = $("#takeback");
+  box.replaceChildren();
+  const t = state.takeback;
+  if (watching || state.finished) return;
+  const say = (text) => { const s = document.createElement("span"); s.textContent = text; box.append(s); };
+  const button = (text, action) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.addEventListener("click", action);
+    box.append(b);
+  };
+  if (t === null || t === undefined) {
+    if (hasMove(me)) button("Take back", () => online.client.takeback(state.version));
+  } else if (t.by === me) {
+    say("You asked to take back your last move: waiting for an answer…");
+  } else if (!t.agreed.includes(me)) {
+    say(`${state.players[t.by]} asks to take back their last move. `);
+    button("Accept", () => online.client.answer(true, state.version));
+    button("Decline", () => online.client.answer(false, state.version));
+  } else {
+    say(`Waiting for the others to answer ${state.players[t.by]}'s takeback…`);
+  }
+}
+
+function myTurn(s) {
+  return Boolean(s) && !s.finished && s.player >= 0 && s.to_move === s.player;
+}
+
 function outsideView() {
   return state.cells.some((c) => c.x < view.x + 1 || c.y < view.y + 1 || c.x > view.x + view.w - 2 || c.y > view.y + view.h - 2);
+}
+
+// Show one of the main panels and hide the others.
+function show(id) {
+  for (const panel of ["setup", "saved", "online-links", "play"]) $(`#${panel}`).hidden = panel !== id;
 }
 
 function render() {
   if (!state) return;
   if (!replay && outsideView()) fit();
-  $("#setup").hidden = true;
-  $("#saved").hidden = true;
-  $("#play").hidden = false;
   if (selected >= state.tray.length) selected = 0;
   const me = state.player;
+  const watching = me < 0;
   let status;
   if (state.finished) status = "Game over.";
   else if (state.thinking) status = `${state.players[state.to_move]} is thinking…`;
   else if (state.to_move === me) status = `Your turn, ${state.players[me]}: pick a card, rotate (R), click a highlighted place.`;
+  else if (watching) status = `Spectating: ${state.players[state.to_move]} to move.`;
   else status = `Waiting for ${state.players[state.to_move]}.`;
   $("#status").textContent = status;
-  document.title = (state.to_move === me && !state.finished ? "▶ " : "") + "donutbox";
+  document.title = (myTurn(state) ? "▶ Your turn — " : "") + "donutbox";
+  $("#tray").hidden = watching;
+  $("#actions").hidden = watching;
   const banner = $("#banner");
   banner.hidden = state.final_lap_turns === null || state.finished;
   banner.textContent = `Final Lap: ${state.final_lap_turns} turn(s) left`;
@@ -270,6 +384,7 @@ function render() {
   drawTray();
   drawActions();
   drawSide();
+  drawOnline();
 }
 
 function fit() {
@@ -281,6 +396,7 @@ function fit() {
 }
 
 async function send(move) {
+  if (online) return sendOnline(move);
   try {
     state = await api(`/api/games/${state.id}/moves`, { move, version: state.version });
     render();
@@ -291,12 +407,123 @@ async function send(move) {
 }
 
 async function load(id) {
-  state = await api(`/api/games/${id}`);
+  const fresh = await api(`/api/games/${id}`);
+  leaveOnline();
+  state = fresh;
   location.hash = `game=${id}`;
   localStorage.setItem("donutbox.game", id);
   connect(id);
   fit();
+  show("play");
   render();
+}
+
+// -- online games ---------------------------------------------------------------
+
+// A move over the game's socket, made on the version shown.
+async function sendOnline(move) {
+  if (online.busy) return;
+  online.busy = true;
+  $("#extra").replaceChildren();
+  try {
+    await online.client.move(move, state.version);
+  } catch (err) {
+    showError(err.message);
+    online.client.sync();
+  } finally {
+    if (online) online.busy = false;
+  }
+}
+
+function onlineState(fresh) {
+  // Versions only grow: a state older than the one shown is stale news.
+  if (state && state.id === fresh.id && fresh.version < state.version) return;
+  const first = !state || state.id !== fresh.id;
+  const wasMyTurn = myTurn(state);
+  state = fresh;
+  online.arrived = performance.now();
+  if (first) { selected = 0; rotation = 0; fit(); }
+  if (online.seat !== null) {
+    remember(online.id, { title: state.title, players: state.players, finished: state.finished, moves: state.history.length });
+  }
+  render();
+  if (!wasMyTurn && myTurn(state)) notifyTurn();
+}
+
+function notifyTurn() {
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  try {
+    const n = new Notification("donutbox: your turn", { body: `${state.players[state.player]}, it is your move.`, tag: `donutbox-${state.id}` });
+    n.onclick = () => { window.focus(); n.close(); };
+  } catch (err) { /* some browsers only notify from a service worker */ }
+}
+
+function connection(status) {
+  const c = $("#conn");
+  c.hidden = status === "connected";
+  c.className = status;
+  c.textContent = { connecting: "Connecting…", reconnecting: "Reconnecting…", failed: "Not connected" }[status] || "";
+}
+
+// Open an online game with a link's token (the page's hash holds the link).
+function openOnline(id, token) {
+  if (online && online.id === id && online.token === token) { show("play"); return; }
+  leaveOnline();
+  if (socket) { const s = socket; socket = null; s.onclose = null; s.close(); }
+  state = null;
+  replay = null;
+  $("#replay").hidden = true;
+  const hash = linkHash(id, token);
+  if (location.hash !== hash) location.hash = hash;
+  online = { id, token, seat: null, arrived: performance.now(), busy: false, client: null };
+  const mine = online;
+  online.client = new OnlineClient(id, token, {
+    welcome: (msg) => {
+      if (online !== mine) return;
+      online.seat = msg.seat;
+      remember(id, { links: [{ seat: msg.seat, token }] });
+    },
+    state: (s) => { if (online === mine) onlineState(s); },
+    presence: (p) => { if (online === mine && state) { state.presence = p; drawSide(); } },
+    error: (reason) => { if (online === mine) showError(reason); },
+    connection: (status) => { if (online === mine) connection(status); },
+  });
+  $("#status").textContent = "Connecting…";
+  $("#board").replaceChildren();
+  $("#tray").replaceChildren();
+  $("#scores").replaceChildren();
+  $("#log").replaceChildren();
+  $("#online-bar").hidden = false;
+  $("#role").textContent = "";
+  $("#takeback").replaceChildren();
+  show("play");
+  online.client.start();
+}
+
+function leaveOnline() {
+  if (!online) return;
+  online.client.stop();
+  online = null;
+  connection("connected");
+  $("#online-bar").hidden = true;
+  $("#watchers").hidden = true;
+}
+
+function onlineCreated(game) {
+  const players = game.seats.map((s) => s.name);
+  remember(game.id, {
+    title: "online", players, finished: false, moves: 0,
+    links: [
+      ...game.seats.filter((s) => s.token).map((s) => ({ seat: s.seat, name: s.name, token: s.token })),
+      { seat: -1, name: "Spectator", token: game.spectator.token },
+    ],
+  });
+  showLinks(game, openOnline);
+  show("online-links");
+}
+
+function authHeaders() {
+  return online ? { Authorization: `Bearer ${online.token}` } : {};
 }
 
 function connect(id) {
@@ -327,13 +554,41 @@ async function showSaved() {
     ul.append(li);
   }
   if (!games.length) ul.textContent = "No saved games yet.";
-  $("#setup").hidden = true;
-  $("#play").hidden = true;
-  $("#saved").hidden = false;
+  showRemembered();
+  show("saved");
+}
+
+// The online games this browser has links for.
+function showRemembered() {
+  const ul = $("#online-list");
+  ul.replaceChildren();
+  for (const g of rememberedGames()) {
+    const li = document.createElement("li");
+    const what = document.createElement("span");
+    const players = (g.players || []).join(" vs ");
+    what.textContent = `${players || g.id}${g.moves ? `, ${g.moves} moves` : ""}${g.finished ? " (finished)" : ""} `;
+    li.append(what);
+    for (const link of g.links || []) {
+      const b = document.createElement("button");
+      b.type = "button";
+      const name = link.seat >= 0 ? (g.players && g.players[link.seat]) || link.name || `seat ${link.seat + 1}` : "";
+      b.textContent = link.seat < 0 ? "Watch" : `Play as ${name}`;
+      b.addEventListener("click", () => openOnline(g.id, link.token));
+      li.append(b);
+    }
+    const x = document.createElement("button");
+    x.type = "button";
+    x.textContent = "Forget";
+    x.title = "Forget this game's links in this browser";
+    x.addEventListener("click", () => { forget(g.id); showRemembered(); });
+    li.append(x);
+    ul.append(li);
+  }
+  if (!ul.children.length) ul.textContent = "No online games yet.";
 }
 
 async function showReplay(ply) {
-  replay = await api(`/api/games/${state.id}/replay/${ply}`);
+  replay = await api(`/api/games/${state.id}/replay/${ply}`, undefined, authHeaders());
   $("#replay").hidden = false;
   $("#rp-ply").textContent = `move ${replay.ply} of ${replay.of}`;
   drawBoard();
@@ -349,7 +604,21 @@ function zoom(factor) {
 }
 
 function setup() {
-  $("#btn-new").addEventListener("click", () => { $("#setup").hidden = false; $("#play").hidden = true; $("#saved").hidden = true; });
+  $("#btn-new").addEventListener("click", () => show("setup"));
+  setupOnlineForm(api, showError, onlineCreated);
+  $("#btn-notify").addEventListener("click", async () => {
+    await Notification.requestPermission();
+    if (state) drawOnline();
+  });
+  setInterval(drawClocks, 250);
+  addEventListener("online", () => online && online.client.retryNow());
+  document.addEventListener("visibilitychange", () => { if (!document.hidden && online) online.client.retryNow(); });
+  addEventListener("hashchange", () => {
+    const link = parseLink(location.hash);
+    if (link) { openOnline(link.id, link.token); return; }
+    const id = new URLSearchParams(location.hash.slice(1)).get("game");
+    if (id && (online || !state || state.id !== id)) load(id).catch((err) => showError(err.message));
+  });
   $("#btn-games").addEventListener("click", showSaved);
   $("#new-game").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -361,9 +630,9 @@ function setup() {
       seconds: Number(f.get("seconds")),
     };
     try {
-      state = await api("/api/games", body);
+      const game = await api("/api/games", body);
       selected = 0; rotation = 0; replay = null;
-      await load(state.id);
+      await load(game.id);
     } catch (err) { showError(err.message); }
   });
   $("#btn-rotate").addEventListener("click", () => { rotation = (rotation + 90) % 360; render(); });
@@ -373,7 +642,7 @@ function setup() {
   });
   $("#btn-export").addEventListener("click", async () => {
     try {
-      const record = await api(`/api/games/${state.id}/record`);
+      const record = await api(`/api/games/${state.id}/record`, undefined, authHeaders());
       const blob = new Blob([JSON.stringify(record, null, 1)], { type: "application/json" });
       const a = document.createElement("a");
       a.href = URL.createObjectURL(blob);
@@ -390,8 +659,8 @@ function setup() {
     if (!file) return;
     try {
       const record = JSON.parse(await file.text());
-      state = await api("/api/games/import", record);
-      await load(state.id);
+      const game = await api("/api/games/import", record);
+      await load(game.id);
     } catch (err) { showError(`import: ${err.message}`); }
   });
   document.querySelectorAll("#zoom button").forEach((b) => b.addEventListener("click", () => {
@@ -439,10 +708,20 @@ function setup() {
     else if (keys[e.key] && document.activeElement === board) { view.x += keys[e.key][0]; view.y += keys[e.key][1]; drawBoard(); e.preventDefault(); }
     else if (/^[1-4]$/.test(e.key) && Number(e.key) <= state.tray.length) { selected = Number(e.key) - 1; render(); }
   });
+  const link = parseLink(location.hash);
+  if (link) { openOnline(link.id, link.token); return; }
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("game");
   const last = fromHash || localStorage.getItem("donutbox.game");
-  if (last) load(last).catch(() => { $("#setup").hidden = false; });
-  else $("#setup").hidden = false;
+  if (last) load(last).catch(() => show("setup"));
+  else show("setup");
 }
+
+// For tests and the console: what the page shows (read it, do not change it).
+window.donutbox = {
+  get state() { return state; },
+  get selected() { return selected; },
+  get rotation() { return rotation; },
+  get connected() { return online ? online.client.connected : null; },
+};
 
 setup();

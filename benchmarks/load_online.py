@@ -1,0 +1,271 @@
+"""Load test of online play: bots over real WebSockets against one server.
+
+    python benchmarks/load_online.py --games 200 --seconds 120
+
+starts `donutbox serve` (one process, a fresh SQLite file) on a free port,
+creates ``--games`` online games of two human seats, and connects two bots to
+each (``--games`` x 2 WebSockets, all in this process, one asyncio loop).
+Each bot waits for its turn, "thinks" a random ``--think`` seconds, and sends
+a legal move over its socket.
+
+Measured per move (this process's monotonic clock):
+- round trip: from sending the move to receiving, on the mover's socket, the
+  new state (the server has validated, stored and broadcast it);
+- seen by the opponent: from sending to the opponent's socket receiving it.
+
+At the end every game is read back through the HTTP API (a fresh request)
+and its history must hold every acknowledged move in order: nothing lost.
+Give ``--url`` to test a server that is already running instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import websockets
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _http(base: str, path: str, body: dict[str, Any] | None = None, token: str = "") -> Any:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, headers=headers)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+class Bot:
+    def __init__(self, game: GameRun, seat: int, token: str) -> None:
+        self.game = game
+        self.seat = seat
+        self.token = token
+        self.version = -1
+        self.state: dict[str, Any] | None = None
+        self.changed = asyncio.Event()
+        self.ws: Any = None
+
+    async def connect(self, base: str) -> None:
+        url = base.replace("http://", "ws://") + f"/api/online/{self.game.id}/ws"
+        self.ws = await websockets.connect(url, max_size=2**22, open_timeout=60)
+        await self.ws.send(json.dumps({"type": "hello", "token": self.token}))
+        asyncio.get_running_loop().create_task(self.read())
+
+    async def read(self) -> None:
+        try:
+            async for raw in self.ws:
+                now = time.monotonic()
+                msg = json.loads(raw)
+                kind = msg["type"]
+                if kind == "state":
+                    st = msg["state"]
+                    if st["version"] > self.version:
+                        self.version = st["version"]
+                        self.state = st
+                        self.game.arrived(self.seat, st["version"], now)
+                        self.changed.set()
+                elif kind == "ack":
+                    self.game.acked(msg["version"])
+                elif kind == "error":
+                    self.game.errors.append(msg["reason"])
+        except websockets.WebSocketException as err:
+            self.game.errors.append(f"socket closed: {err}")
+
+    async def play(self, rng: random.Random, think: tuple[float, float], stop: float) -> None:
+        while time.monotonic() < stop:
+            st = self.state
+            if st is not None and st["finished"]:
+                return
+            if st is None or not st["legal"]:
+                self.changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.changed.wait(), 5)
+                continue
+            await asyncio.sleep(rng.uniform(*think))
+            if time.monotonic() >= stop:
+                return
+            move = rng.choice(st["legal"])
+            self.game.sent(st["version"] + 1, move, time.monotonic())
+            await self.ws.send(json.dumps({"type": "move", "move": move, "version": st["version"]}))
+            # Wait for the new state before thinking again.
+            while self.version <= st["version"]:
+                self.changed.clear()
+                try:
+                    await asyncio.wait_for(self.changed.wait(), 30)
+                except TimeoutError:
+                    self.game.errors.append("no state within 30 s of a move")
+                    return
+
+
+class GameRun:
+    def __init__(self, created: dict[str, Any]) -> None:
+        self.id = created["id"]
+        self.tokens = [s["token"] for s in created["seats"]]
+        self.pending: dict[int, tuple[str, float, int]] = {}  # version -> move, t0, mover
+        self.acks: set[int] = set()
+        self.errors: list[str] = []
+        self.round_trip: list[float] = []
+        self.seen: list[float] = []
+        self.bots: list[Bot] = []
+
+    def sent(self, version: int, move: str, t0: float) -> None:
+        self.pending[version] = (move, t0, -1)
+
+    def acked(self, version: int) -> None:
+        self.acks.add(version)
+
+    def arrived(self, seat: int, version: int, now: float) -> None:
+        p = self.pending.get(version)
+        if p is None:
+            return
+        _, t0, _ = p
+        # No takebacks here: version v is ply v, made by seat (v - 1) mod 2.
+        if seat == (version - 1) % len(self.bots):
+            self.round_trip.append(now - t0)
+        else:
+            self.seen.append(now - t0)
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    games = []
+    for i in range(args.games):
+        created = _http(
+            base,
+            "/api/online",
+            {"seats": [{"name": f"bot{i}a"}, {"name": f"bot{i}b"}], "seed": args.seed + i},
+        )
+        games.append(GameRun(created))
+    for g in games:
+        g.bots = [Bot(g, seat, tok) for seat, tok in enumerate(g.tokens)]
+    await asyncio.gather(*(b.connect(base) for g in games for b in g.bots))
+    start = time.monotonic()
+    stop = start + args.seconds
+    await asyncio.gather(
+        *(
+            b.play(random.Random(rng.random()), (args.think_min, args.think_max), stop)
+            for g in games
+            for b in g.bots
+        )
+    )
+    elapsed = time.monotonic() - start
+    await asyncio.sleep(1.0)  # let the last broadcasts arrive
+    lost = 0
+    checked = 0
+    for g in games:
+        stored = _http(base, f"/api/online/{g.id}", token=g.tokens[0])
+        acked_moves = [g.pending[v][0] for v in sorted(g.acks)]
+        if stored["history"][: len(acked_moves)] != acked_moves or len(stored["history"]) != len(
+            acked_moves
+        ):
+            lost += 1
+        checked += 1
+        for b in g.bots:
+            await b.ws.close()
+    rt = [x for g in games for x in g.round_trip]
+    seen = [x for g in games for x in g.seen]
+    errors = [e for g in games for e in g.errors]
+    return {
+        "games": args.games,
+        "sockets": 2 * args.games,
+        "seconds": round(elapsed, 1),
+        "think": [args.think_min, args.think_max],
+        "moves": len(rt),
+        "moves_per_second": round(len(rt) / elapsed, 1),
+        "round_trip_ms": {
+            "median": round(statistics.median(rt) * 1000, 2) if rt else None,
+            "p90": round(_pct(rt, 0.90), 2) if rt else None,
+            "p99": round(_pct(rt, 0.99), 2) if rt else None,
+            "max": round(max(rt) * 1000, 2) if rt else None,
+        },
+        "seen_by_opponent_ms": {
+            "median": round(statistics.median(seen) * 1000, 2) if seen else None,
+            "p99": round(_pct(seen, 0.99), 2) if seen else None,
+        },
+        "games_checked": checked,
+        "games_with_lost_moves": lost,
+        "errors": len(errors),
+        "first_errors": errors[:5],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--games", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=120.0, help="how long the bots play")
+    ap.add_argument("--think-min", type=float, default=1.0, help="seconds (default 1)")
+    ap.add_argument("--think-max", type=float, default=3.0, help="seconds (default 3)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--url", help="an already running server (default: start one)")
+    ap.add_argument("--db", help="database URL for the started server (default: a temp file)")
+    ap.add_argument("--json", metavar="FILE", help="also write the results here")
+    args = ap.parse_args()
+    proc = None
+    base = args.url
+    if base is None:
+        port = _free_port()
+        db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(port), "--db", db],
+            stdout=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                _http(base, "/api/meta")
+                break
+            except OSError:
+                time.sleep(0.1)
+    try:
+        cpu0 = _cpu(proc)
+        result = asyncio.run(run(args, base))
+        result["server_cpu_seconds"] = None if proc is None else round(_cpu(proc) - cpu0, 1)
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+    ok = result["games_with_lost_moves"] == 0 and result["errors"] == 0
+    return 0 if ok else 1
+
+
+def _cpu(proc: subprocess.Popen[bytes] | None) -> float:
+    """CPU seconds used so far by the server process (Linux /proc)."""
+    if proc is None:
+        return 0.0
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
