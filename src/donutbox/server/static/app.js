@@ -245,12 +245,19 @@ function drawSide() {
       td.style.color = OWNERS[p];
       tr.append(td);
     }
-    if (state.presence) tr.firstChild.prepend(presenceDot(p));
+    const first = tr.firstChild;
+    if (state.presence || state.clock) { // online: the name, a presence dot, the clock
+      const label = document.createElement("span");
+      label.className = "name";
+      label.textContent = first.textContent;
+      first.replaceChildren(label);
+    }
+    if (state.presence) first.prepend(presenceDot(p));
     if (state.clock) {
-      const td = document.createElement("td");
-      td.className = "clock";
-      td.dataset.seat = p;
-      tr.append(td);
+      const clock = document.createElement("span");
+      clock.className = "clock";
+      clock.dataset.seat = p;
+      first.append(clock);
     }
     t.append(tr);
   });
@@ -298,7 +305,7 @@ function drawWatchers() {
 function drawClocks() {
   if (!state || !state.clock || !online) return;
   const now = performance.now();
-  document.querySelectorAll("#scores td.clock").forEach((td) => {
+  document.querySelectorAll("#scores .clock").forEach((td) => {
     const p = Number(td.dataset.seat);
     const left = timeLeft(state.clock, p, online.arrived, now);
     td.textContent = (state.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
