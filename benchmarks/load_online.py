@@ -148,6 +148,16 @@ class GameRun:
             self.seen.append(now - t0)
 
 
+async def _loop_lag(stop: float) -> list[float]:
+    """How late this process's event loop wakes from 50 ms sleeps."""
+    out = []
+    while time.monotonic() < stop:
+        t = time.monotonic()
+        await asyncio.sleep(0.05)
+        out.append(time.monotonic() - t - 0.05)
+    return out
+
+
 def _pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
@@ -168,6 +178,8 @@ async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
     await asyncio.gather(*(b.connect(base) for g in games for b in g.bots))
     start = time.monotonic()
     stop = start + args.seconds
+    cpu_start = time.process_time()
+    lag = asyncio.get_running_loop().create_task(_loop_lag(stop))
     await asyncio.gather(
         *(
             b.play(random.Random(rng.random()), (args.think_min, args.think_max), stop)
@@ -176,6 +188,8 @@ async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
         )
     )
     elapsed = time.monotonic() - start
+    bots_cpu = time.process_time() - cpu_start
+    lags = await lag
     await asyncio.sleep(1.0)  # let the last broadcasts arrive
     lost = 0
     checked = 0
@@ -208,6 +222,13 @@ async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
         "seen_by_opponent_ms": {
             "median": round(statistics.median(seen) * 1000, 2) if seen else None,
             "p99": round(_pct(seen, 0.99), 2) if seen else None,
+        },
+        # The bots share the machine: if their own event loop lags, the
+        # round trips above include that delay (reported so it can be seen).
+        "bots_cpu_seconds": round(bots_cpu, 1),
+        "bots_loop_lag_ms": {
+            "median": round(statistics.median(lags) * 1000, 2),
+            "p99": round(_pct(lags, 0.99), 2),
         },
         "games_checked": checked,
         "games_with_lost_moves": lost,

@@ -45,3 +45,23 @@ def test_versioned_saves_refuse_a_stale_writer() -> None:
     with pytest.raises(StaleVersion):
         store.save(game.id, 0, record, False)
     assert store.delete(game.id)
+
+
+def test_an_online_game_with_a_clock_survives_a_restart_on_postgresql() -> None:
+    assert URL is not None
+    body = {"seats": [{"name": "A"}, {"name": "B"}], "seed": 12, "clock": {"minutes": 5}}
+    with TestClient(create_app(URL, inline_ai=True)) as c:
+        g = c.post("/api/online", json=body).json()
+        auth = {"Authorization": f"Bearer {g['seats'][0]['token']}"}
+        legal = c.get(f"/api/online/{g['id']}", headers=auth).json()["legal"]
+        r = c.post(
+            f"/api/online/{g['id']}/moves", json={"move": legal[0], "version": 0}, headers=auth
+        )
+        assert r.status_code == 200
+    with TestClient(create_app(URL, inline_ai=True)) as c:
+        again = c.get(f"/api/online/{g['id']}", headers=auth).json()
+        assert again["version"] == 1 and again["history"] == [legal[0]]
+        # Seat 0 moved before the clocks ran (not every seat had joined):
+        # 5 minutes plus the default 15-second increment is not charged yet.
+        assert again["clock"]["remaining_ms"] == [300_000, 300_000]
+        assert c.get(f"/api/games/{g['id']}").status_code == 403

@@ -96,6 +96,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         hub.resume_online()
         yield
         await hub.close()
+        hub.store.close()
         if executor is not None:
             executor.shutdown(cancel_futures=True)
 
@@ -263,7 +264,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         if seat == SPECTATOR:
             raise HTTPException(403, "move: spectators cannot act")
         async with h.locks[game_id]:
-            s.act(intent.move, intent.version, seat)
+            await s.act(intent.move, intent.version, seat)
             h.changed(s)
             return s.state(seat)
 
@@ -350,7 +351,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         h = the_hub()
         async with h.locks[game_id]:
             s = local(game_id)
-            s.act(intent.move, intent.version)
+            await s.act(intent.move, intent.version)
             h.changed(s)
             return s.state()
 
@@ -366,7 +367,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         h = the_hub()
         async with h.locks[game_id]:
             s = local(game_id)
-            s.undo(body.version)
+            await s.undo(body.version)
             h.changed(s)
             return s.state()
 

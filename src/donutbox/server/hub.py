@@ -220,7 +220,7 @@ class Hub:
                 s = self.session(game_id)
                 if s.version != version:
                     continue  # something changed (a takeback): think again
-                s.play_ai(move)
+                await s.play_ai(move)
                 self.publish(s)
                 self.schedule_clock(s)
 
@@ -257,7 +257,7 @@ class Hub:
             s = self.session(game_id)
             if s.version != version or s.timed_out() != seat:
                 return
-            s.play_for_timed_out(seat, move)
+            await s.play_for_timed_out(seat, move)
             self.changed(s)
 
     # -- readers ------------------------------------------------------------------
@@ -321,12 +321,12 @@ class Hub:
                 conn.put({"type": "preview", "ref": ref, **s.preview(msg["move"], conn.seat)})
                 return
             if kind == "move":
-                s.act(msg["move"], msg["version"], conn.seat)
+                await s.act(msg["move"], msg["version"], conn.seat)
                 conn.put({"type": "ack", "ref": ref, "version": s.version})
             elif kind == "takeback":
-                s.ask_takeback(conn.seat, msg["version"])
+                await s.ask_takeback(conn.seat, msg["version"])
             elif kind == "answer":
-                s.answer_takeback(conn.seat, msg["accept"], msg["version"])
+                await s.answer_takeback(conn.seat, msg["accept"], msg["version"])
             self.changed(s)
 
     async def hello(self, conn: Connection, token: str) -> None:

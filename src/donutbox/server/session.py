@@ -8,6 +8,7 @@ tests call the same methods.  Every state sent out is built from
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 from typing import Any
@@ -132,7 +133,7 @@ class GameSession:
 
     # -- acting ---------------------------------------------------------------
 
-    def act(self, move_text: str, version: int, seat: int | None = None) -> None:
+    async def act(self, move_text: str, version: int, seat: int | None = None) -> None:
         """Play a human's move; ActionError if it is stale or illegal."""
         self._fresh(version)
         p = self.game.to_move
@@ -140,50 +141,55 @@ class GameSession:
             raise ActionError(422, "the game is over")
         if self.seats[p] != HUMAN or (seat is not None and seat != p):
             raise ActionError(403, "it is not your turn")
-        self._commit(move_text)
+        await self._commit(move_text)
 
-    def play_ai(self, move: Move | str) -> None:
+    async def play_ai(self, move: Move | str) -> None:
         if not self.ai_to_move():
             raise ActionError(409, "it is not the AI's turn")
-        self._commit(str(move))
+        await self._commit(str(move))
 
-    def play_for_timed_out(self, seat: int, move: Move | str) -> None:
+    async def play_for_timed_out(self, seat: int, move: Move | str) -> None:
         """The server's AI moves for a human whose clock ran out."""
         if self.timed_out() != seat:
             raise ActionError(409, "that player's clock has not run out")
-        self._commit(str(move), timed_out=True)
+        await self._commit(str(move), timed_out=True)
 
-    def _commit(self, move_text: str, timed_out: bool = False) -> None:
+    async def _commit(self, move_text: str, timed_out: bool = False) -> None:
         trial = self.game.copy()
         mover = trial.to_move
         try:
             trial.play(move_text)
         except DonutboxError as err:
             raise ActionError(422, str(err)) from None
-        options = None
-        clock_before = None
-        if self.clock is not None and mover is not None:
-            clock_before = (list(self.clock.remaining_ms), list(self.clock.flagged))
-            self.clock.moved(mover, time.monotonic(), timed_out)
-            options = self._options()
+        clock = copy.deepcopy(self.clock)
+        if clock is not None and mover is not None:
+            clock.moved(mover, time.monotonic(), timed_out)
+        await self._store(trial, clock)
+
+    async def _store(self, game: Game, clock: Clock | None) -> None:
+        """Save ``game`` as the next version, then make it (and ``clock``) the
+        session's.  The write runs off the event loop (its caller holds the
+        game's lock); until it is done every reader still sees the previous
+        version, whole."""
+        options = self._options(clock) if self.online else None
         try:
-            self.version = self.store.save(
-                self.id, self.version, trial.to_record(), trial.finished, options
+            version = await self.store.save_async(
+                self.id, self.version, game.to_record(), game.finished, options
             )
         except StaleVersion:
-            if self.clock is not None and clock_before is not None:
-                self.clock.remaining_ms, self.clock.flagged = clock_before
             raise ActionError(409, "stale state: the game was changed elsewhere") from None
-        self.game = trial
+        if options is not None:
+            self.options = options
+        self.clock = clock
+        self.game = game
+        self.version = version
         self.takeback = None
 
-    def _options(self) -> dict[str, Any]:
+    def _options(self, clock: Clock | None) -> dict[str, Any]:
         options = dict(self.options)
-        if self.online:
-            online = dict(options.get("online") or {})
-            online["clock"] = None if self.clock is None else self.clock.to_dict()
-            options["online"] = online
-        self.options = options
+        online = dict(options.get("online") or {})
+        online["clock"] = None if clock is None else clock.to_dict()
+        options["online"] = online
         return options
 
     def start_clock(self) -> bool:
@@ -204,7 +210,7 @@ class GameSession:
 
     # -- takebacks (online: only with the other players' consent) ----------------
 
-    def ask_takeback(self, seat: int, version: int) -> bool:
+    async def ask_takeback(self, seat: int, version: int) -> bool:
         """``seat`` asks to take back its last move; True if it was taken back
         at once (no other human to ask)."""
         self._fresh(version)
@@ -215,9 +221,9 @@ class GameSession:
         if self.takeback is not None:
             raise ActionError(409, "takeback: one is already waiting for an answer")
         self.takeback = (seat, version, {seat})
-        return self._takeback_if_agreed()
+        return await self._takeback_if_agreed()
 
-    def answer_takeback(self, seat: int, accept: bool, version: int) -> bool:
+    async def answer_takeback(self, seat: int, accept: bool, version: int) -> bool:
         """Another player answers; True if the move was taken back."""
         self._fresh(version)
         if self.takeback is None:
@@ -229,9 +235,9 @@ class GameSession:
             self.takeback = None
             return False
         agreed.add(seat)
-        return self._takeback_if_agreed()
+        return await self._takeback_if_agreed()
 
-    def _takeback_if_agreed(self) -> bool:
+    async def _takeback_if_agreed(self) -> bool:
         assert self.takeback is not None
         by, _, agreed = self.takeback
         humans = {i for i, k in enumerate(self.seats) if k == HUMAN}
@@ -239,8 +245,7 @@ class GameSession:
             return False
         cut = self._last_ply_of(by)
         assert cut is not None
-        self._truncate(cut)
-        self.takeback = None
+        await self._truncate(cut)
         return True
 
     def _last_ply_of(self, seat: int) -> int | None:
@@ -254,7 +259,7 @@ class GameSession:
         if version != self.version:
             raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
 
-    def _truncate(self, cut: int) -> None:
+    async def _truncate(self, cut: int) -> None:
         """Go back to the position before ply ``cut`` (a new, higher version)."""
         record = self.game.to_record()
         record["moves"] = [str(m) for m in self.game.history][:cut]
@@ -263,20 +268,12 @@ class GameSession:
             game = Game.from_record(record)
         except IllegalMove as err:  # cannot happen: a prefix of a legal game
             raise ActionError(500, str(err)) from None
-        options = None
-        if self.clock is not None:
-            self.clock.turn_started = time.monotonic()
-            options = self._options()
-        try:
-            self.version = self.store.save(
-                self.id, self.version, game.to_record(), game.finished, options
-            )
-        except StaleVersion:
-            raise ActionError(409, "stale state: the game was changed elsewhere") from None
-        self.game = game
-        self.takeback = None
+        clock = copy.deepcopy(self.clock)
+        if clock is not None:
+            clock.turn_started = time.monotonic()
+        await self._store(game, clock)
 
-    def undo(self, version: int) -> None:
+    async def undo(self, version: int) -> None:
         """Take back the last human move (and the AI replies after it); in
         hotseat, the last move.  (Online games use takebacks instead.)"""
         if self.online:
@@ -294,7 +291,7 @@ class GameSession:
                     break
         if cut is None:
             raise ActionError(422, "undo: there is no move of yours to take back")
-        self._truncate(cut)
+        await self._truncate(cut)
 
     def preview(self, move_text: str, seat: int | None = None) -> dict[str, Any]:
         """What a move would do, from public information only: the boxes it

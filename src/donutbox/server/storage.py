@@ -8,11 +8,14 @@ two writers can never both apply a move to the same version.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +120,26 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        # Moves are written by one thread, off the event loop: a slow disk
+        # or a WAL checkpoint then delays that game's move, not the server.
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="donutbox-db")
+
+    async def save_async(
+        self,
+        game_id: str,
+        version: int,
+        record: dict[str, Any],
+        finished: bool,
+        options: dict[str, Any] | None = None,
+    ) -> int:
+        """``save``, run in the writer thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.writer, partial(self.save, game_id, version, record, finished, options)
+        )
+
+    def close(self) -> None:
+        self.writer.shutdown(wait=True)
 
     def create(
         self,

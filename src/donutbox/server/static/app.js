@@ -382,8 +382,8 @@ function render() {
   else status = `Waiting for ${state.players[state.to_move]}.`;
   $("#status").textContent = status;
   document.title = (myTurn(state) ? "▶ Your turn — " : "") + "donutbox";
-  $("#tray").hidden = watching;
-  $("#actions").hidden = watching;
+  $("#tray").hidden = watching; // a spectator has no tray (and is sent none)
+  $("#btn-rotate").hidden = watching;
   const banner = $("#banner");
   banner.hidden = state.final_lap_turns === null || state.finished;
   banner.textContent = `Final Lap: ${state.final_lap_turns} turn(s) left`;
