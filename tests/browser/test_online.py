@@ -137,19 +137,38 @@ def _post(url: str, body: object) -> dict[str, Any]:
         return json.loads(r.read())  # type: ignore[no-any-return]
 
 
-def _page(browser: Any, url: str, width: int = 1280) -> Any:
+#: Every dialog any page opened (an alert would mean a name ran as HTML).
+DIALOGS: list[str] = []
+#: A browser whose tab is hidden and whose notifications are recorded.
+HIDDEN_TAB = """
+window.notes = [];
+class FakeNotification {
+  constructor(title, options) { window.notes.push([title, options.body]); }
+  static requestPermission() {
+    FakeNotification.permission = "granted";
+    return Promise.resolve("granted");
+  }
+}
+FakeNotification.permission = "default";
+window.Notification = FakeNotification;
+Object.defineProperty(document, "hidden", { get: () => true });
+"""
+
+
+def _page(browser: Any, url: str, width: int = 1280, init: str | None = None) -> Any:
     """A page in a browser context of its own (its own storage: another
-    person's browser), failing the test on any dialog (an alert would mean a
-    name ran as HTML)."""
+    person's browser)."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     context.set_default_timeout(WAIT)
+    if init is not None:
+        context.add_init_script(init)
     page = context.new_page()
 
-    def no_dialog(dialog: Any) -> None:
-        dialog.dismiss()
-        raise AssertionError(f"a dialog opened: {dialog.message}")
+    def dialog(d: Any) -> None:
+        DIALOGS.append(d.message)
+        d.dismiss()
 
-    page.on("dialog", no_dialog)
+    page.on("dialog", dialog)
     page.goto(url)
     return page
 
@@ -276,6 +295,9 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
         sync_api.expect(page.locator("#watchers")).to_have_text("1 spectator watching")
         assert page.locator("img[src=x]").count() == 0
     sync_api.expect(bob.locator("#role")).to_have_text(f"Seat 2: {EVIL}")
+    sync_api.expect(bob.locator("#btn-notify")).to_be_visible()
+    sync_api.expect(watcher.locator("#btn-notify")).to_be_hidden()
+    sync_api.expect(watcher.locator("#takeback button")).to_have_count(0)
     # Clocks: both humans have joined, so the clock of the seat to move runs.
     to_move = _state(ann)["to_move"]
     running = ann.locator("#scores .clock.running")
@@ -335,6 +357,10 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     assert _scores(ann) == _scores(bob) == _scores(watcher)
     assert all(f"{final['scores'][p]} pts" in _scores(watcher)[p] for p in range(2))
     assert watcher.locator("#tray .card").count() == 0
+    # The finished game's replay opens with the link's token.
+    watcher.click("#btn-replay")
+    sync_api.expect(watcher.locator("#rp-ply")).to_have_text(f"move 0 of {moves}")
+    assert not DIALOGS
     for page in (ann, bob, watcher):
         page.context.close()
 
@@ -347,12 +373,18 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
         {"seats": [{"kind": "human", "name": "Cy"}, {"kind": "human", "name": "Di"}], "seed": 8},
     )
     cy = _page(browser, server.url + game["seats"][0]["link"])
-    di = _page(browser, server.url + game["seats"][1]["link"])
+    di = _page(browser, server.url + game["seats"][1]["link"], init=HIDDEN_TAB)
     for page in (cy, di):
         _wait_connected(page)
     sync_api.expect(cy.locator("#takeback button")).to_have_count(0)  # no move yet
+    # Di, whose tab is hidden, allows notifications and is told of the turn.
+    di.click("#btn-notify")
+    sync_api.expect(di.locator("#btn-notify")).to_be_hidden()
     first = _play_one(cy, random.Random(1))
     sync_api.expect(di.locator("#log li")).to_have_count(1)
+    sync_api.expect(di).to_have_title(re.compile("Your turn"))
+    di.wait_for_function("() => window.notes.length === 1")
+    assert di.evaluate("() => window.notes") == [["donutbox: your turn", "Di, it is your move."]]
     # Cy asks; Di declines: nothing changes.
     cy.click("#takeback button:text-is('Take back')")
     sync_api.expect(cy.locator("#takeback")).to_contain_text("waiting for an answer")
@@ -384,5 +416,34 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
     cy.click("#online-list button:text-is('Play as Cy')")
     _wait_connected(cy)
     sync_api.expect(cy.locator("#role")).to_have_text("Seat 1: Cy")
+    assert not DIALOGS
     for page in (cy, bad):
+        page.context.close()
+
+
+def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
+    server: Server, browser: Any
+) -> None:
+    game = _post(
+        server.url + "/api/online",
+        {
+            "seats": [{"kind": "human", "name": "Ed"}, {"kind": "human", "name": "Flo"}],
+            "clock": {"minutes": 0.03, "increment": 20},
+            "seed": 4,
+        },
+    )
+    ed = _page(browser, server.url + game["seats"][0]["link"])
+    flo = _page(browser, server.url + game["seats"][1]["link"])
+    for page in (ed, flo):
+        _wait_connected(page)
+    # Ed lets 1.8 seconds run out: the server's AI moves for him, his clock
+    # is flagged and he plays on with the increment; now Flo's clock runs.
+    for page in (ed, flo):
+        sync_api.expect(page.locator("#log li")).to_have_count(1)
+        sync_api.expect(page.locator("#scores tr >> nth=0 >> .clock")).to_contain_text("⚑ 0:20")
+        sync_api.expect(page.locator("#scores tr >> nth=1 >> .clock")).to_have_class(
+            re.compile("running")
+        )
+    _check_turn([ed, flo], 1)
+    for page in (ed, flo):
         page.context.close()

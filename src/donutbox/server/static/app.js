@@ -152,6 +152,7 @@ async function preview(face, x, y, moves) {
   // message counts against the connection's rate limit).
   clearTimeout(previewTimer);
   await new Promise((resolve) => { previewTimer = setTimeout(resolve, 120); });
+  if (!state) return;
   const version = state.version;
   try {
     const p = online
@@ -305,13 +306,13 @@ function drawWatchers() {
 function drawClocks() {
   if (!state || !state.clock || !online) return;
   const now = performance.now();
-  document.querySelectorAll("#scores .clock").forEach((td) => {
-    const p = Number(td.dataset.seat);
+  document.querySelectorAll("#scores .clock").forEach((span) => {
+    const p = Number(span.dataset.seat);
     const left = timeLeft(state.clock, p, online.arrived, now);
-    td.textContent = (state.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
-    td.classList.toggle("running", state.clock.running === p && !state.finished);
-    td.classList.toggle("low", left !== null && left < 30000);
-    td.title = state.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
+    span.textContent = (state.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
+    span.classList.toggle("running", state.clock.running === p && !state.finished);
+    span.classList.toggle("low", left !== null && left < 30000);
+    span.title = state.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
   });
 }
 
