@@ -398,7 +398,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         threading.Timer(1.0, lambda: webbrowser.open(url)).start()
     # ws_max_size: the transport refuses huge frames before the app reads
     # them (the app itself refuses messages over 2,048 characters).
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=65536)
+    # No per-message deflate: a state is about 20 KB, small for any network,
+    # and compressing every state for every reader was a tenth of the
+    # server's time per move (docs/performance.md, online play load).
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ws_max_size=65536,
+        ws_per_message_deflate=False,
+    )
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
@@ -75,6 +76,20 @@ class NewOnlineGame(BaseModel):
     seed: int | None = Field(None, ge=0, lt=2**63)
 
 
+def _tune_gc() -> None:
+    """Full garbage collections stop the server for as long as they take
+    (about 100 ms with 200 games in memory on the project's machine: the
+    engine's move tables are long-lived and GC-tracked), and the default
+    thresholds run one every 10-20 seconds under load.  Almost all garbage
+    here is freed by reference counting and the young generations still
+    collect young cycles, so the server freezes what start-up made (modules,
+    classes) and lets a full collection wait for 1,000 younger ones: a pause
+    every quarter of an hour or so at 90 moves a second, not one every few
+    seconds (docs/performance.md, online play load)."""
+    gc.freeze()
+    gc.set_threshold(2000, 10, 1000)
+
+
 def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = False) -> FastAPI:
     """The ASGI app.  ``inline_ai`` computes AI moves in the event loop's
     default thread pool instead of worker processes (tests)."""
@@ -94,6 +109,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         hub = Hub(Store(make_engine(db_url)), executor)
         app.state.hub = hub
         hub.resume_online()
+        _tune_gc()
         yield
         await hub.close()
         hub.store.close()
