@@ -54,7 +54,8 @@ def test_core_does_no_io() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_web_client_script_parses() -> None:
-    script = ROOT / "src" / "donutbox" / "server" / "static" / "app.js"
+@pytest.mark.parametrize("name", ["app.js", "online.js"])
+def test_web_client_script_parses(name: str) -> None:
+    script = ROOT / "src" / "donutbox" / "server" / "static" / name
     result = _run("node", "--check", str(script))
     assert result.returncode == 0, result.stderr
