@@ -240,7 +240,7 @@ function drawSide() {
     const tr = document.createElement("tr");
     if (state.to_move === p) tr.className = "turn";
     const who = state.seats[p] === "human" ? "" : ` (${state.seats[p]})`;
-    for (const text of [`${name}${who}`, `${state.scores[p]} pts`, `${state.delivered[p]} boxes`, `pile ${state.pile_sizes[p]}`]) {
+    for (const text of [`${name}${who}`, `${state.scores[p]} pts`, `${state.delivered[p]} box${state.delivered[p] === 1 ? "" : "es"}`, `pile ${state.pile_sizes[p]}`]) {
       const td = document.createElement("td");
       td.textContent = text;
       td.style.color = OWNERS[p];
