@@ -127,22 +127,22 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         assert hub is not None
         return hub
 
-    def local(game_id: str) -> GameSession:
-        """A game played in one browser (against the AI, or hotseat)."""
+    def found(game_id: str) -> GameSession:
         try:
-            s = the_hub().session(game_id)
+            return the_hub().session(game_id)
         except NoSuchGame:
             raise HTTPException(404, "no such game") from None
+
+    def local(game_id: str) -> GameSession:
+        """A game played in one browser (against the AI, or hotseat)."""
+        s = found(game_id)
         if s.online:
             raise HTTPException(403, "this is an online game: open it with its invite link")
         return s
 
     def online(game_id: str, authorization: str | None) -> tuple[GameSession, int]:
         """An online game and the seat (or SPECTATOR) the bearer token opens."""
-        try:
-            s = the_hub().session(game_id)
-        except NoSuchGame:
-            raise HTTPException(404, "no such game") from None
+        s = found(game_id)
         token = (authorization or "").removeprefix("Bearer ").strip()
         seat = s.reader_for(token) if s.online and token else None
         if seat is None:
@@ -389,10 +389,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
 
     @app.get("/api/games/{game_id}/record")
     async def record(game_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
-        try:
-            s = the_hub().session(game_id)
-        except NoSuchGame:
-            raise HTTPException(404, "no such game") from None
+        s = found(game_id)
         if s.online:
             s, _ = online(game_id, authorization)
         if not s.game.finished:
@@ -424,10 +421,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     async def replay_at(
         game_id: str, ply: int, authorization: str | None = Header(None)
     ) -> dict[str, Any]:
-        try:
-            s = the_hub().session(game_id)
-        except NoSuchGame:
-            raise HTTPException(404, "no such game") from None
+        s = found(game_id)
         if s.online:
             s, _ = online(game_id, authorization)
         if not s.game.finished:
