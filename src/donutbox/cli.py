@@ -298,6 +298,17 @@ def _agent_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return {"mcts": dict(search), "hard": dict(search)}
 
 
+def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
+    """The search options as typed, when a searching agent plays (for reports)."""
+    if not {"mcts", "hard"} & set(agents):
+        return ""
+    if args.iterations is not None:
+        return f"--iterations {args.iterations}"
+    if args.seconds is not None:
+        return f"--seconds {args.seconds:g} --clock {args.clock}"
+    return ""
+
+
 def _check_counts(args: argparse.Namespace) -> None:
     if not 1 <= args.games <= 1_000_000:
         raise UsageError("--games must be from 1 to 1000000")
@@ -346,7 +357,7 @@ def cmd_balance(args: argparse.Namespace) -> int:
     progress, update = _progress_runner(args.games * 8, "games")
     with progress:
         grid = run_balance(agents, args.games, args.seed, args.jobs, _agent_options(args), update)
-    path = write_report(grid, agents, Path(args.out), args.seed)
+    path = write_report(grid, agents, Path(args.out), args.seed, _budget_text(args, agents))
     print(f"wrote {path}")
     return 0
 

@@ -156,6 +156,25 @@ def test_balance_command_writes_a_report(tmp_path: Path) -> None:
         assert (out / name).read_bytes().startswith(b"\x89PNG")
 
 
+def test_balance_report_names_the_search_budget(tmp_path: Path) -> None:
+    out = tmp_path / "bal"
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "donutbox.cli", "balance", "--players", "mcts,random"),
+            *("--games", "2", "--seed", "7", "--iterations", "3", "--out", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    report = (out / "balance.md").read_text()
+    assert (
+        "Made by `donutbox balance --players mcts,random --games 2 --seed 7 --iterations 3`"
+        in report
+    )
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -76,8 +76,15 @@ def variant_figures(results: list[GameResult]) -> dict[str, Any]:
 
 
 def write_report(
-    grid: dict[str, list[GameResult]], agents: list[str], out: Path, seed: int
+    grid: dict[str, list[GameResult]],
+    agents: list[str],
+    out: Path,
+    seed: int,
+    budget: str = "",
 ) -> Path:
+    """Write ``balance.md`` and its plots into ``out``.  ``budget``: the
+    search options given on the command line (e.g. ``--iterations 100``), so
+    that the report names the exact command that made it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -130,7 +137,8 @@ def write_report(
     lines = [
         "# Balance report",
         "",
-        f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}`: "
+        f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}"
+        f"{' ' + budget if budget else ''}`: "
         f"{games} games per variant ({len(labels) * games} in all), agents "
         f"{' vs '.join(agents)}, paired seats (every deal is played from every seat).",
         "",
