@@ -113,6 +113,9 @@ def test_every_command_has_help() -> None:
         assert proc.returncode == 0, command
         assert "usage" in proc.stdout.lower(), command
         assert "Traceback" not in proc.stderr
+        # argparse %-formats argument help but not descriptions: a doubled
+        # percent sign there reaches the reader as "%%".
+        assert "%%" not in proc.stdout, command
     top = procs[-1].stdout
     for command in commands:
         assert command in top

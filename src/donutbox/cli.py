@@ -513,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sim",
         help="play many games between agents and report",
         description="Paired games between agents (every seat rotation per deal), in "
-        "parallel; win rates with 95%% intervals, scores, points by source, lengths.",
+        "parallel; win rates with 95% intervals, scores, points by source, lengths.",
     )
     _add_sim_options(p, 100, None)
     _add_rule_options(p)

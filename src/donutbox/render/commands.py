@@ -36,7 +36,7 @@ def add_commands(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
         description="Write a print-and-play PDF: every card of the standard decks "
         "(3 x 4 cards of 60 mm a sheet, cut marks, each deck's colour and mark on "
         "its border), optional backs for double-sided printing, the rules and a "
-        "one-page reference card. Print it at 100%% (actual size).",
+        "one-page reference card. Print it at 100% (actual size).",
     )
     p.add_argument(
         "--paper",
