@@ -169,6 +169,38 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     page.close()
 
 
+def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: object) -> None:
+    # Hotseat, deal 21: a card fits at the start (see the drag test), so the
+    # hint is a placement; the page picks and turns that card and marks
+    # exactly one place, and clicking it plays the hinted move.
+    state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 21})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(f"{server}/#game={state['id']}")
+    page.wait_for_selector("text=Your turn")
+    page.keyboard.press("h")
+    page.wait_for_function(
+        "document.querySelector('#preview').textContent.startsWith('Hint:')", timeout=20_000
+    )
+    text = page.inner_text("#preview")
+    hint = re.match(r"Hint: card (\d) \(([A-Z]{4})\) turned (\d+)° at (-?\d+),(-?\d+)", text)
+    assert hint is not None, text
+    card, face, turn, x, y = hint.groups()
+    assert state["tray"][int(card) - 1] == face
+    assert page.evaluate("window.donutbox.selected") == int(card) - 1
+    assert page.evaluate("window.donutbox.rotation") == int(turn)
+    marked = page.locator("#board .ghost.hint")
+    assert marked.count() == 1
+    assert marked.get_attribute("aria-label") == f"place {face} at {x},{y}"
+    page.screenshot(path=str(SHOTS / "hint.png"))
+    marked.click()
+    if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
+        page.locator("#extra button").first.click()
+    page.wait_for_function("document.querySelectorAll('#log li').length >= 1")
+    assert page.locator("#log li").first.inner_text().startswith(f"{face}@{x},{y}/{turn}")
+    assert page.locator("#board .ghost.hint").count() == 0  # the hint was for that position
+    page.close()
+
+
 def test_an_illegal_intent_is_refused_with_the_rule(server: str, browser: object) -> None:
     state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 3})
     page = browser.new_page()  # type: ignore[attr-defined]

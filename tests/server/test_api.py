@@ -235,3 +235,46 @@ def test_meta_and_the_shared_donut_look(client: TestClient) -> None:
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
     assert r.text.lstrip().startswith("<?xml") and "<svg" in r.text
     assert client.get("/api/look/donut/X.svg").status_code == 404
+
+
+def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
+    client: TestClient,
+) -> None:
+    # Start card CCCC; Ann lays CCCC beside it; Bob holds only BBBB cards and
+    # none fits (worked out by hand in the box-it browser test), so his one
+    # legal move is to swap: the hint must be exactly that.
+    record = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        "moves": ["CCCC@2,0/0"],
+    }
+    state = client.post("/api/games/import", json=record).json()
+    gid = state["id"]
+    r = client.post(f"/api/games/{gid}/hint", json={"version": state["version"]})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"move": "swap BBBB", "version": state["version"]}
+    # Now Ann has choices (box the run of 8, or place a card): the hint is
+    # one of her legal moves, and asking for it played nothing.
+    state = client.post(
+        f"/api/games/{gid}/moves", json={"move": "swap BBBB", "version": state["version"]}
+    ).json()
+    r = client.post(f"/api/games/{gid}/hint", json={"version": state["version"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["move"] in state["legal"] and len(state["legal"]) > 1
+    after = client.get(f"/api/games/{gid}").json()
+    assert after["version"] == state["version"] and after["history"] == state["history"]
+    # A stale version, a finished game and an online game get no hint.
+    stale = client.post(f"/api/games/{gid}/hint", json={"version": state["version"] - 1})
+    assert stale.status_code == 409 and "stale" in stale.json()["detail"]
+    done = client.post(
+        "/api/games/import",
+        json=json.loads(
+            (Path(__file__).resolve().parents[2] / "tests" / "data" / "deadlock.json").read_text()
+        ),
+    ).json()
+    r = client.post(f"/api/games/{done['id']}/hint", json={"version": done["version"]})
+    assert r.status_code == 403 and r.json()["detail"] == "hint: it is not your turn"
+    online = client.post("/api/online", json={"seats": [{"name": "Ann"}, {"name": "Bob"}]}).json()
+    r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0})
+    assert r.status_code == 403

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import gc
 import multiprocessing
+import secrets
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,6 +33,8 @@ from .storage import Store, make_engine
 
 STATIC = Path(__file__).parent / "static"
 _DONUT_KEYS = frozenset(["C", "S", "H", "B", "R", "RC", "RS", "RH", "RB"])
+#: How long the hint's search runs (wall clock: the player is waiting).
+HINT_SECONDS = 1.0
 AGENTS = ("random", "greedy", "heuristic", "mcts", "easy", "medium", "hard")
 
 
@@ -377,6 +380,16 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         if len(move) > 40:
             raise HTTPException(422, "move: at most 40 characters")
         return local(game_id).preview(move)
+
+    @app.post("/api/games/{game_id}/hint")
+    async def hint(game_id: str, body: Version) -> dict[str, Any]:
+        """The strongest agent's move (``mcts``, one second) for the human to
+        move, searched from that player's view only.  Local games only: in an
+        online game it would be help the opponent has not agreed to."""
+        h = the_hub()
+        view = local(game_id).hint_view(body.version)
+        move = await h.think(view, "mcts", {"seconds": HINT_SECONDS}, secrets.randbits(32))
+        return {"move": move, "version": body.version}
 
     @app.post("/api/games/{game_id}/undo")
     async def undo(game_id: str, body: Version) -> dict[str, Any]:

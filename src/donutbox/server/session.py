@@ -313,6 +313,15 @@ class GameSession:
             "scores": [trial.scores[p] - self.game.scores[p] for p in range(trial.players)],
         }
 
+    def hint_view(self, version: int) -> PlayerView:
+        """The view a hint is searched from: the human to move, at ``version``
+        (only their own tray; the AI sees nothing more than they do)."""
+        self._fresh(version)
+        seat = self.human_seat_to_act()
+        if seat is None or self.game.finished:
+            raise ActionError(403, "hint: it is not your turn")
+        return self.game.view(seat)
+
     def ai_view(self) -> tuple[PlayerView, int] | None:
         p = self.game.to_move
         if p is None or self.seats[p] == HUMAN:

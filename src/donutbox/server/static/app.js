@@ -27,6 +27,9 @@ let replay = null;
 // server's welcome; -1 for a spectator), arrived (when the state came), busy}.
 let online = null;
 let previewTimer = null;
+// The last hint ({version, move}): drawn on the counter while the position
+// it was asked for is shown.
+let hinted = null;
 
 function el(tag, attrs = {}, text) {
   const node = document.createElementNS(SVGNS, tag);
@@ -102,7 +105,8 @@ function drawBoard() {
   const spots = placements().get(`${face}/${rotation}`) || new Map();
   for (const [at, moves] of spots) {
     const [x, y] = at.split(",").map(Number);
-    const ghost = el("rect", { x, y, width: 2, height: 2, class: "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
+    const hint = hintFor(state) && moves.includes(hinted.move);
+    const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
     ghost.addEventListener("click", () => choose(moves));
     ghost.addEventListener("dragover", (e) => { e.preventDefault(); preview(face, x, y, moves); });
     ghost.addEventListener("drop", (e) => { e.preventDefault(); choose(moves); });
@@ -112,13 +116,58 @@ function drawBoard() {
   }
   for (const box of state.boxes) {
     const mine = state.legal.includes(`box@${box.x},${box.y}`);
+    const hint = hintFor(state) && hinted.move === `box@${box.x},${box.y}`;
     for (const [x, y] of box.cells) {
-      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": 0.05, style: "cursor:pointer" });
+      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "hint" : "", style: "cursor:pointer" });
       hit.addEventListener("click", () => selectRun(box, mine));
       hit.append(el("title", {}, `${box.size} donuts, ${box.points} points`));
       svg.append(hit);
     }
   }
+}
+
+function hintFor(s) {
+  return Boolean(hinted) && Boolean(s) && hinted.id === s.id && hinted.version === s.version;
+}
+
+// Ask the server's strongest agent (searching from this player's view only)
+// for a move, then show it: the card picked and turned, its place marked.
+async function askHint() {
+  const { id, version } = state;
+  const button = $("#btn-hint");
+  button.disabled = true;
+  $("#preview").textContent = "Looking for a good move…";
+  try {
+    const h = await api(`/api/games/${id}/hint`, { version });
+    if (state && state.id === id && state.version === version) showHint(h.move);
+  } catch (err) {
+    showError(err.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function showHint(move) {
+  hinted = { id: state.id, version: state.version, move };
+  const p = PLACE_RE.exec(move);
+  let text;
+  if (p) {
+    const i = state.tray.indexOf(p[1]);
+    if (i >= 0) selected = i;
+    rotation = Number(p[4]);
+    text = `Hint: card ${selected + 1} (${p[1]}) turned ${rotation}° at ${p[2]},${p[3]}`
+      + (p[5] ? `, the Cinnamon Roll locked to ${NAMES[p[5]]}` : "") + ": marked on the counter.";
+  } else if (move.startsWith("box@")) {
+    const box = state.boxes.find((b) => `box@${b.x},${b.y}` === move);
+    text = `Hint: box the run at ${move.slice(4)}` + (box ? ` (${box.size} donuts, ${box.points} points)` : "") + ".";
+  } else if (move === "pass") {
+    text = "Hint: pass.";
+  } else {
+    text = `Hint: swap ${move.slice(5)}.`;
+  }
+  render();
+  if (p) phantom(p[1], Number(p[2]), Number(p[3]));
+  $("#preview").textContent = text;
 }
 
 function selectRun(box, mine) {
@@ -137,8 +186,8 @@ function selectRun(box, mine) {
   }
 }
 
-async function preview(face, x, y, moves) {
-  // Show the card where it would go, and what it would seal for whom.
+// The selected card drawn faintly at (x, y), turned as chosen.
+function phantom(face, x, y) {
   const svg = $("#board");
   svg.querySelectorAll(".phantom").forEach((n) => n.remove());
   const q = rotate(face, rotation);
@@ -146,6 +195,11 @@ async function preview(face, x, y, moves) {
   const g = el("g", { class: "phantom", opacity: 0.6, "pointer-events": "none" });
   q.split("").forEach((f, i) => g.append(donut(x + spots[i][0], y + spots[i][1], f, f === "R")));
   svg.append(g);
+}
+
+async function preview(face, x, y, moves) {
+  // Show the card where it would go, and what it would seal for whom.
+  phantom(face, x, y);
   const base = `${face} at ${x},${y}, turned ${rotation}°` + (moves.length > 1 ? " (choose the Cinnamon Roll's lock)" : "");
   $("#preview").textContent = base;
   // Ask the server only once the pointer rests a moment (online, every
@@ -229,6 +283,8 @@ function drawActions() {
     }
   }
   $("#btn-undo").hidden = Boolean(online);
+  // Hints are for local games: online, the opponent has not agreed to them.
+  $("#btn-hint").hidden = Boolean(online) || !myTurn(state) || state.thinking;
   $("#btn-export").hidden = !state.finished;
   $("#btn-replay").hidden = !state.finished;
 }
@@ -644,6 +700,7 @@ function setup() {
     } catch (err) { showError(err.message); }
   });
   $("#btn-rotate").addEventListener("click", () => { rotation = (rotation + 90) % 360; render(); });
+  $("#btn-hint").addEventListener("click", askHint);
   $("#btn-undo").addEventListener("click", async () => {
     try { state = await api(`/api/games/${state.id}/undo`, { version: state.version }); render(); }
     catch (err) { showError(err.message); }
@@ -711,6 +768,7 @@ function setup() {
     const step = view.w / 10;
     const keys = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
     if (e.key === "r" || e.key === "R") { rotation = (rotation + 90) % 360; render(); }
+    else if ((e.key === "h" || e.key === "H") && !$("#btn-hint").hidden && !$("#btn-hint").disabled) askHint();
     else if (e.key === "+" || e.key === "=") zoom(0.8);
     else if (e.key === "-") zoom(1.25);
     else if (keys[e.key] && document.activeElement === board) { view.x += keys[e.key][0]; view.y += keys[e.key][1]; drawBoard(); e.preventDefault(); }
