@@ -30,6 +30,10 @@ let previewTimer = null;
 // The last hint ({version, move}): drawn on the counter while the position
 // it was asked for is shown.
 let hinted = null;
+// Hotseat on one device: the player whose tray may be shown ({id, player}).
+// When the turn passes to another player, their tray (and where its cards
+// fit) stays covered until they take the device and say so.
+let revealed = null;
 
 function el(tag, attrs = {}, text) {
   const node = document.createElementNS(SVGNS, tag);
@@ -100,7 +104,7 @@ function drawBoard() {
     g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": c.owner === null ? "0.1 0.08" : "" }));
     svg.append(g);
   }
-  if (replay || !state.legal.length) return;
+  if (replay || !state.legal.length || curtained()) return;
   const face = state.tray[selected];
   const spots = placements().get(`${face}/${rotation}`) || new Map();
   for (const [at, moves] of spots) {
@@ -124,6 +128,11 @@ function drawBoard() {
       svg.append(hit);
     }
   }
+}
+
+function curtained() {
+  return Boolean(state) && !online && !replay && state.mode === "hotseat" && !state.finished
+    && !(revealed && revealed.id === state.id && revealed.player === state.to_move);
 }
 
 function hintFor(s) {
@@ -266,7 +275,9 @@ function drawActions() {
   boxes.replaceChildren();
   const extra = $("#extra");
   extra.replaceChildren();
-  for (const m of state.legal) {
+  // Covered (hotseat, between players): no box or swap buttons either, as
+  // they tell what the hidden tray can do; undo stays for the last mover.
+  for (const m of curtained() ? [] : state.legal) {
     if (m.startsWith("box@")) {
       const box = state.boxes.find((b) => `box@${b.x},${b.y}` === m);
       const b = document.createElement("button");
@@ -284,7 +295,7 @@ function drawActions() {
   }
   $("#btn-undo").hidden = Boolean(online);
   // Hints are for local games: online, the opponent has not agreed to them.
-  $("#btn-hint").hidden = Boolean(online) || !myTurn(state) || state.thinking;
+  $("#btn-hint").hidden = Boolean(online) || !myTurn(state) || state.thinking || curtained();
   $("#btn-export").hidden = !state.finished;
   $("#btn-replay").hidden = !state.finished;
 }
@@ -434,13 +445,21 @@ function render() {
   let status;
   if (state.finished) status = "Game over.";
   else if (state.thinking) status = `${state.players[state.to_move]} is thinking…`;
+  else if (curtained()) status = `Pass the device to ${state.players[state.to_move]}.`;
   else if (state.to_move === me) status = `Your turn, ${state.players[me]}: pick a card, rotate (R), click a highlighted place.`;
   else if (watching) status = `Spectating: ${state.players[state.to_move]} to move.`;
   else status = `Waiting for ${state.players[state.to_move]}.`;
   $("#status").textContent = status;
   document.title = (myTurn(state) ? "▶ Your turn — " : "") + "donutbox";
   $("#tray").hidden = watching; // a spectator has no tray (and is sent none)
-  $("#btn-rotate").hidden = watching;
+  const cover = curtained();
+  $("#curtain").hidden = !cover;
+  if (cover) {
+    $("#tray").hidden = true;
+    $("#preview").textContent = "";
+    $("#btn-reveal").textContent = `I am ${state.players[state.to_move]}: show my cards`;
+  }
+  $("#btn-rotate").hidden = watching || cover;
   const banner = $("#banner");
   banner.hidden = state.final_lap_turns === null || state.finished;
   banner.textContent = `Final Lap: ${state.final_lap_turns} turn(s) left`;
@@ -466,14 +485,18 @@ async function send(move) {
     render();
   } catch (err) {
     showError(err.message);
-    await load(state.id);
+    await load(state.id, false);
   }
 }
 
-async function load(id) {
+// Show a stored game.  ``reveal``: whoever opened it may see the tray of the
+// player to move (false when a refused move makes the page reload the game:
+// the turn may have passed to someone else meanwhile).
+async function load(id, reveal = true) {
   const fresh = await api(`/api/games/${id}`);
   leaveOnline();
   state = fresh;
+  if (reveal) revealed = { id: state.id, player: state.to_move };
   location.hash = `game=${id}`;
   localStorage.setItem("donutbox.game", id);
   connect(id);
@@ -701,8 +724,18 @@ function setup() {
   });
   $("#btn-rotate").addEventListener("click", () => { rotation = (rotation + 90) % 360; render(); });
   $("#btn-hint").addEventListener("click", askHint);
+  $("#btn-reveal").addEventListener("click", () => {
+    revealed = { id: state.id, player: state.to_move };
+    selected = 0; rotation = 0;
+    render();
+  });
   $("#btn-undo").addEventListener("click", async () => {
-    try { state = await api(`/api/games/${state.id}/undo`, { version: state.version }); render(); }
+    try {
+      state = await api(`/api/games/${state.id}/undo`, { version: state.version });
+      // Hotseat: who takes a move back is the one who made it.
+      revealed = { id: state.id, player: state.to_move };
+      render();
+    }
     catch (err) { showError(err.message); }
   });
   $("#btn-export").addEventListener("click", async () => {
