@@ -264,6 +264,22 @@ def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
     assert r.json()["move"] in state["legal"] and len(state["legal"]) > 1
     after = client.get(f"/api/games/{gid}").json()
     assert after["version"] == state["version"] and after["history"] == state["history"]
+    # Two hints asked at once for one game: one is worked out, the other
+    # refused (a search takes a worker for a second).
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        codes = sorted(
+            pool.map(
+                lambda _: (
+                    client.post(
+                        f"/api/games/{gid}/hint", json={"version": state["version"]}
+                    ).status_code
+                ),
+                range(2),
+            )
+        )
+    assert codes == [200, 429]
     # A stale version, a finished game and an online game get no hint.
     stale = client.post(f"/api/games/{gid}/hint", json={"version": state["version"] - 1})
     assert stale.status_code == 409 and "stale" in stale.json()["detail"]

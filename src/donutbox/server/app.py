@@ -126,6 +126,8 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         description="Play the donut card game: the server is the authority.",
     )
 
+    hinting: set[str] = set()  # games whose hint is being searched
+
     def the_hub() -> Hub:
         assert hub is not None
         return hub
@@ -388,7 +390,14 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         online game it would be help the opponent has not agreed to."""
         h = the_hub()
         view = local(game_id).hint_view(body.version)
-        move = await h.think(view, "mcts", {"seconds": HINT_SECONDS}, secrets.randbits(32))
+        # A search takes a worker for a second: one at a time per game.
+        if game_id in hinting:
+            raise HTTPException(429, "hint: one is already being worked out for this game")
+        hinting.add(game_id)
+        try:
+            move = await h.think(view, "mcts", {"seconds": HINT_SECONDS}, secrets.randbits(32))
+        finally:
+            hinting.discard(game_id)
         return {"move": move, "version": body.version}
 
     @app.post("/api/games/{game_id}/undo")
