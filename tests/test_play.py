@@ -79,12 +79,45 @@ def test_resume_and_play_to_the_end_hotseat(tmp_path: Path) -> None:
     path.write_text(json.dumps(record))
     child = _spawn("play", "--resume", str(path), "--no-color")
     while True:
-        index = child.expect([r"Player \d> ", "Game over: "])
-        if index == 1:
+        index = child.expect([r"Player \d> ", "press Enter to see your cards", "Game over: "])
+        if index == 2:
             break
+        if index == 1:  # hotseat: the next player takes the keyboard
+            child.sendline("")
+            continue
         moves = game.legal_moves()
         move = moves[0]
         child.sendline(str(move))
         game.play(move)
     child.expect(pexpect.EOF)
     assert game.finished
+
+
+def test_hotseat_shows_no_tray_until_the_next_player_has_the_keyboard() -> None:
+    import donutbox
+
+    game = donutbox.Game.new(donutbox.Rules(), 2, seed=12)
+    first_tray = " ".join(game.trays[0])
+    child = _spawn("play", "--vs", "hotseat", "--seed", "12", "--no-color")
+    child.expect(f"Tray of Player 1 \\(1\\): {first_tray}")
+    child.expect("Player 1> ")
+    move = game.legal_moves()[0]
+    game.play(move)
+    child.sendline(str(move))
+    child.expect("press Enter to see your cards")
+    # Between Player 1's move and the hand-over, no tray is on the screen.
+    assert "Tray of" not in child.before and "Pass the keyboard to Player 2" in child.before
+    child.sendline("")
+    child.expect(f"Tray of Player 2 \\(2\\): {' '.join(game.trays[1])}")
+    child.expect("Player 2> ")
+    # Player 2 takes back Player 1's move: it is Player 1's turn, but Player 2
+    # still has the keyboard, so the screen asks for a hand-over again.
+    child.sendline("undo")
+    child.expect("took back 1 move")
+    child.expect("press Enter to see your cards")
+    assert "Tray of" not in child.before
+    child.sendline("")
+    child.expect(f"Tray of Player 1 \\(1\\): {first_tray}")
+    child.expect("Player 1> ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)

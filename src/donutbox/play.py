@@ -60,6 +60,11 @@ class Session:
         self.console = console
         self.ask = ask
         self.rng = random.Random(seed)
+        # Hotseat (two or more humans at one terminal): the human whose tray
+        # may be on the screen.  When the turn passes to another human, the
+        # screen shows no tray until they take the keyboard and press Enter.
+        self.hotseat = seats.count("human") >= 2
+        self.shown = game.to_move
 
     def say(self, text: str, style: str = "") -> None:
         self.console.print(text, style=style, highlight=False, markup=False)
@@ -67,9 +72,24 @@ class Session:
     def draw(self) -> None:
         viewer = self.game.to_move
         humans = [p for p, s in enumerate(self.seats) if s == "human"]
-        if viewer is None or viewer not in humans:
+        if self.hotseat:
+            viewer = self.shown if viewer == self.shown else -1
+        elif viewer is None or viewer not in humans:
             viewer = humans[0] if humans else None
         self.console.print(game_text(self.game, viewer=viewer))
+
+    def hand_over(self, p: int) -> bool:
+        """Hotseat: wait until player ``p`` has the keyboard, then clear the
+        screen and show their tray.  False when the input ends."""
+        name = self.game.names[p]
+        try:
+            self.ask(f"Pass the keyboard to {name}; {name}, press Enter to see your cards. ")
+        except EOFError:
+            return False
+        self.shown = p
+        self.console.clear()
+        self.draw()
+        return True
 
     def run(self) -> int:
         self.say("donutbox: type 'help' for commands.")
@@ -84,6 +104,9 @@ class Session:
                 self.say(f"{self.game.names[p]} plays {move}")
                 self.draw()
                 continue
+            if self.hotseat and p != self.shown and not self.hand_over(p):
+                self.say("bye (game not saved)")
+                return 0
             try:
                 line = self.ask(f"{self.game.names[p]}> ").strip()
             except EOFError:
@@ -181,6 +204,8 @@ class Session:
         record = game.to_record()
         record["moves"] = history[:cut]
         self.game = Game.from_record(record)
+        # Hotseat: the tray of the player now to move is shown only once they
+        # have the keyboard (``run`` asks for it).
         self.say(f"took back {len(history) - cut} move(s)")
         self.draw()
 

@@ -239,6 +239,11 @@ def test_hotseat_covers_the_next_players_cards_until_they_take_the_device(
     page.click("#btn-undo")
     page.wait_for_selector("text=Your turn, Player 2")
     assert page.is_visible("#tray") and page.locator("#log li").count() == 1
+    # Player 2, whose cards are shown, takes back Player 1's move: it is
+    # Player 1's turn, and Player 2 holds the device, so the cards are covered.
+    page.click("#btn-undo")
+    page.wait_for_selector("text=Pass the device to Player 1.")
+    assert page.is_hidden("#tray") and page.locator("#log li").count() == 0
     page.close()
 
 

@@ -70,8 +70,9 @@ def counter_text(donuts: list[Donut]) -> Text:
 def game_text(game: Game, reveal: bool = False, viewer: int | None = None) -> Text:
     """Counter plus scores, piles and trays.
 
-    Shows the tray of the player to move (or ``viewer``'s), or every tray
-    with ``reveal``.
+    Shows the tray of the player to move (or ``viewer``'s; none when
+    ``viewer`` is -1, e.g. while a hotseat terminal changes hands), or every
+    tray with ``reveal``.
     """
     out = counter_text(game.counter.donuts())
     out.append("\n")
@@ -80,7 +81,7 @@ def game_text(game: Game, reveal: bool = False, viewer: int | None = None) -> Te
         who = [p for p in range(game.players)] if reveal else []
         if not reveal:
             me = viewer if viewer is not None else game.to_move
-            if me is not None:
+            if me is not None and me >= 0:
                 who = [me]
         for p in who:
             out.append(f"Tray of {game.names[p]} ({p + 1}): {' '.join(game.trays[p]) or '-'}\n")

@@ -731,9 +731,13 @@ function setup() {
   });
   $("#btn-undo").addEventListener("click", async () => {
     try {
+      // Hotseat: a move taken back while the next player's cards are still
+      // covered is taken back by the one who made it, and it is their turn
+      // again: show their cards.  Otherwise whoever holds the device may not
+      // be the player now to move, and the curtain asks.
+      const byMover = curtained();
       state = await api(`/api/games/${state.id}/undo`, { version: state.version });
-      // Hotseat: who takes a move back is the one who made it.
-      revealed = { id: state.id, player: state.to_move };
+      if (byMover) revealed = { id: state.id, player: state.to_move };
       render();
     }
     catch (err) { showError(err.message); }
