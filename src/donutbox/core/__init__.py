@@ -5,6 +5,7 @@ from .counter import Counter, Donut, Run
 from .errors import DonutboxError, IllegalMove, NotationError, RecordError
 from .game import Delivery, Game
 from .moves import Move
+from .perft import divide, perft
 from .record import FORMAT, Replay, dump, load, replay
 from .rules import GAME_INFO, GameInfo, Rules
 from .view import PlayerView
@@ -31,8 +32,10 @@ __all__ = [
     "Rules",
     "Run",
     "check_face",
+    "divide",
     "dump",
     "load",
+    "perft",
     "replay",
     "rotate",
 ]
