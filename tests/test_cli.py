@@ -218,6 +218,7 @@ def test_new_with_options_gives_a_record_that_replays(tmp_path: Path) -> None:
         ("--names", "Ann"),
         ("--names", ",,"),
         ("--names", "A,B,C,D,E"),
+        ("--names", "Ann," + "x" * 201),  # a record may not hold it (RULES.md 9)
         ("--out", "/nonexistent-dir/sub/x.json"),
         ("--bogus",),
     ],
@@ -568,3 +569,35 @@ def test_record_with_a_lone_surrogate_name(tmp_path: Path) -> None:
         assert "Traceback" not in proc.stderr
         if proc.returncode != 0:
             assert_bad_input(proc, " ".join(args))
+
+
+# -- bad arguments found by review: one line, exit 2, whatever the entry point --
+
+
+def test_bad_arguments_are_one_line_through_every_entry_point(tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"format": "donutbox/1", "players": ["a", "b"], "x": ' + "9" * 5001 + "}")
+    finished = str(Path(__file__).parent / "data" / "deadlock.json")  # 10 moves
+    cases = [
+        ("replay", str(huge), "--json"),  # Python refuses ints over 4,300 digits
+        ("render", finished, "--ply", "-5", "--out", str(tmp_path / "x.svg")),
+        ("print", "--decks", "0", "--out", str(tmp_path / "x.pdf")),
+        ("sim", "--players", "random,random", "--games", "2", "--out", str(a_file)),
+        ("balance", "--games", "1", "--out", str(a_file)),
+        ("bench", "--positions", "0"),
+        ("serve", "--db", f"sqlite:///{tmp_path}/no/such/dir/x.db", "--port", "1"),
+    ]
+    entry_points = [
+        _command(),
+        [sys.executable, "-m", "donutbox.cli"],
+        [sys.executable, "-m", "donutbox"],
+    ]
+    for entry in entry_points:
+        for args in cases:
+            proc = subprocess.run(
+                [*entry, *args], capture_output=True, text=True, timeout=60, check=False
+            )
+            assert_bad_input(proc, " ".join([*entry[-1:], *args]))
+    assert not (tmp_path / "x.svg").exists() and not (tmp_path / "x.pdf").exists()

@@ -121,3 +121,38 @@ def test_hotseat_shows_no_tray_until_the_next_player_has_the_keyboard() -> None:
     child.expect("Player 1> ")
     child.sendline("quit")
     child.expect(pexpect.EOF)
+
+
+def test_an_agents_swapped_card_is_not_shown(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from donutbox.core import Game
+    from donutbox.play import Session
+
+    # Start card CCCC; Ann lays CCCC beside it; the agent holds only BBBB
+    # cards, none fits, so it must swap one: the face it sends under its pile
+    # is secret (RULES.md: pile order is hidden), so the line says only "swap".
+    game = Game.from_record(
+        {
+            "format": "donutbox/1",
+            "players": ["Ann", "Bot"],
+            "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        }
+    )
+    out = io.StringIO()
+    answers = iter(["CCCC@2,0/0", "save /nonexistent-dir/x.json"])
+
+    def ask(_prompt: str) -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+
+    session = Session(game, ["human", "random"], 1.0, Console(file=out, width=120), ask)
+    assert session.run() == 0
+    text = out.getvalue()
+    assert "Bot plays swap\n" in text and "swap BBBB" not in text
+    # A save that cannot be written is answered in one line; the game goes on.
+    assert "cannot save to /nonexistent-dir/x.json" in text

@@ -21,13 +21,10 @@ from .core.cards import check_face
 from .core.record import setup
 from .core.rules import LAYOUTS, MATCHES
 from .summary import replay_summary, sorted_moves
+from .usage import UsageError
 
 #: Records larger than this are refused unread (a real record is a few KiB).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
-
-
-class UsageError(Exception):
-    """Bad command-line arguments: exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,6 +65,8 @@ def read_record(source: str) -> dict[str, Any]:
         ) from None
     except RecursionError:
         raise RecordError("not valid JSON: nested too deeply") from None
+    except ValueError:  # Python refuses integers of more than 4,300 digits
+        raise RecordError("not valid JSON: a number has too many digits") from None
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object")
     return record
@@ -205,6 +204,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    for name in ("positions", "games", "playouts"):
+        if not 1 <= getattr(args, name) <= 1_000_000:
+            raise UsageError(f"donutbox bench: --{name} must be from 1 to 1000000")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError("donutbox bench: --seed must be from 0 to 2**63-1")
     run_bench(
         positions=args.positions,
         games=args.games,
@@ -318,6 +322,19 @@ def _check_counts(args: argparse.Namespace) -> None:
         raise UsageError("--seed must be from 0 to 2**63-1")
 
 
+def _out_folder(out: str | None) -> None:
+    """Make the --out folder before any game is played (a long run must not
+    fail at its end for want of a place to write)."""
+    if out is None:
+        return
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--out {out}: it is a file, and --out names a folder") from None
+    except OSError as err:
+        raise UsageError(f"--out {out}: {err.strerror or err}") from None
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     from .lab.sim import result_line, run_specs, specs, summarize, summary_lines, write_outputs
 
@@ -329,7 +346,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     if args.out:
         # Each finished game is appended at once, so that a long run that is
         # stopped still leaves its results.
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        _out_folder(args.out)
         log = (Path(args.out) / "progress.jsonl").open("w", encoding="utf-8")
 
         def on_result(index: int, result: Any) -> None:
@@ -354,6 +371,7 @@ def cmd_balance(args: argparse.Namespace) -> int:
 
     agents = _agent_list(args.players)
     _check_counts(args)
+    _out_folder(args.out)
     progress, update = _progress_runner(args.games * 8, "games")
     with progress:
         grid = run_balance(agents, args.games, args.seed, args.jobs, _agent_options(args), update)
@@ -398,8 +416,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("donutbox serve: --workers must be from 1 to 16")
     try:
         app = create_app(args.db, workers=args.workers)
-    except Exception as err:  # a bad database URL: say so in one line
-        raise UsageError(f"donutbox serve: cannot use the database: {err}") from None
+    except Exception as err:  # a bad database URL or file: say so in one line
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise UsageError(f"donutbox serve: cannot use the database: {reason}") from None
     url = f"http://{args.host}:{args.port}/"
     print(f"donutbox is serving at {url} (API docs at {url}docs); Ctrl-C stops it", flush=True)
     if args.open:

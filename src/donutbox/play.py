@@ -101,7 +101,10 @@ class Session:
             if self.seats[p] != "human":
                 move = self.agents[p].choose(self.game.view(p), self.rng)
                 self.game.play(move)
-                self.say(f"{self.game.names[p]} plays {move}")
+                # As the humans may see it: a swapped card's face is hidden
+                # (it goes under the pile, whose order is secret).
+                shown = self.game.view(-1).history[-1]
+                self.say(f"{self.game.names[p]} plays {shown}")
                 self.draw()
                 continue
             if self.hotseat and p != self.shown and not self.hand_over(p):
@@ -154,7 +157,10 @@ class Session:
         elif word == "save":
             if not rest:
                 raise RecordError("save needs a file name")
-            Path(rest).write_text(json.dumps(self.record(), indent=1) + "\n", encoding="utf-8")
+            try:
+                Path(rest).write_text(json.dumps(self.record(), indent=1) + "\n", encoding="utf-8")
+            except OSError as err:
+                raise RecordError(f"cannot save to {rest}: {err.strerror or err}") from None
             self.say(f"saved to {rest}")
         else:
             move = self.parse(line)

@@ -247,6 +247,37 @@ def test_hotseat_covers_the_next_players_cards_until_they_take_the_device(
     page.close()
 
 
+def test_opening_games_keeps_one_socket_each_and_closes_the_replay(
+    server: str, browser: object
+) -> None:
+    done = _post(
+        server + "/api/games/import",
+        json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text()),
+    )
+    live = _post(server + "/api/games", {"opponent": "hotseat", "names": ["Lia", "Max"]})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    page.goto(f"{server}/#game={done['id']}")
+    page.wait_for_selector("text=Game over.")
+    page.click("#btn-replay")
+    page.wait_for_selector("#replay:not([hidden])")
+    # Another game opened while the replay viewer is up: the viewer closes
+    # and the new game is shown, playable.
+    page.evaluate("id => { location.hash = 'game=' + id; }", live["id"])
+    page.wait_for_selector("text=Your turn, Lia")
+    assert page.is_hidden("#replay") and page.locator("#board .ghost, #extra button").count()
+    # Opening the same game again from the list keeps its socket: no new
+    # connection, and none every 1.5 seconds after.
+    opened = len(sockets)
+    page.click("#btn-games")
+    page.click("#saved-list button:has-text('Lia vs Max')")
+    page.wait_for_selector("text=Your turn, Lia")
+    page.wait_for_timeout(4000)
+    assert len(sockets) == opened, sockets
+    page.close()
+
+
 def test_an_illegal_intent_is_refused_with_the_rule(server: str, browser: object) -> None:
     state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 3})
     page = browser.new_page()  # type: ignore[attr-defined]

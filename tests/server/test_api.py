@@ -175,6 +175,11 @@ def test_bad_new_game_requests(client: TestClient) -> None:
     assert client.post("/api/games", json={"players": 5}).status_code == 422
     assert client.post("/api/games", json={"opponent": "nobody"}).status_code == 422
     assert client.post("/api/games", json={"human_seat": 3}).status_code == 422
+    # A name too long for the page (40) is refused before anything is stored.
+    before = client.get("/api/games").json()
+    r = client.post("/api/games", json={"opponent": "hotseat", "names": ["x" * 41, "Bob"]})
+    assert r.status_code == 422 and "names" in r.json()["detail"]
+    assert client.get("/api/games").json() == before
     assert client.get("/api/games/nope").status_code == 404
     assert client.get("/openapi.json").status_code == 200
 
@@ -291,6 +296,11 @@ def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
     ).json()
     r = client.post(f"/api/games/{done['id']}/hint", json={"version": done["version"]})
     assert r.status_code == 403 and r.json()["detail"] == "hint: it is not your turn"
+    free = client.post(
+        "/api/games/import", json={"format": "donutbox/1", "players": ["a", "b"], "start": "CCSS"}
+    ).json()
+    r = client.post(f"/api/games/{free['id']}/hint", json={"version": free["version"]})
+    assert r.status_code == 422 and "free game" in r.json()["detail"]
     online = client.post("/api/online", json={"seats": [{"name": "Ann"}, {"name": "Bob"}]}).json()
     r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0})
     assert r.status_code == 403

@@ -191,3 +191,30 @@ def test_a_server_killed_between_moves_loses_nothing_and_clients_reconnect(
             await c.close()
 
     asyncio.run(main())
+
+
+def test_a_socket_to_a_missing_or_wrong_game_is_closed_with_a_reason(server: Server) -> None:
+    # Through a real server (uvicorn), as a browser meets it: the close codes
+    # must arrive (a refusal during the handshake would arrive as HTTP 403,
+    # which a client cannot tell from a network failure).
+    import websockets
+
+    local = server.post("/api/games", {"opponent": "hotseat"})
+    ws_base = server.base.replace("http://", "ws://")
+
+    async def close_code(path: str) -> int | None:
+        async with websockets.connect(ws_base + path) as ws:
+            try:
+                await asyncio.wait_for(ws.recv(), 10)
+            except websockets.ConnectionClosed as closed:
+                return closed.rcvd.code if closed.rcvd else None
+        return None
+
+    async def main() -> list[int | None]:
+        return [
+            await close_code("/api/online/no-such-game/ws"),
+            await close_code(f"/api/online/{local['id']}/ws"),
+            await close_code("/api/games/no-such-game/ws"),
+        ]
+
+    assert asyncio.run(main()) == [4404, 4403, 4404]

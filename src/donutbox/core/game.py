@@ -667,6 +667,8 @@ def _names(players: int | Sequence[str]) -> list[str]:
     for name in names:
         if not isinstance(name, str):
             raise ValueError("player names must be strings")
+        if len(name) > GAME_INFO.max_name_length:
+            raise ValueError(f"a player name is longer than {GAME_INFO.max_name_length} characters")
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:

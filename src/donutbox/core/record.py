@@ -23,7 +23,7 @@ RULE_KEYS: Final = ("match", "layout", "closers")
 #: Generous limits that no real game comes near; they keep hostile records cheap.
 MAX_DECK: Final = 1000
 MAX_MOVES: Final = 100_000
-MAX_NAME: Final = 200
+MAX_NAME: Final = GAME_INFO.max_name_length
 
 
 class Replay(NamedTuple):

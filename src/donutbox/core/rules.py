@@ -72,6 +72,8 @@ class GameInfo:
     tray_size: int = 4
     deck_size: int = 30
     flavours: str = "CSHB"
+    #: Player names are free text, kept short enough for records and screens.
+    max_name_length: int = 200
 
     def max_game_length(self, players: int) -> int:
         """A proven upper bound on the actions of a dealt game with standard decks.

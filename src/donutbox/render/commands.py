@@ -2,7 +2,7 @@
 
 ``add_commands`` adds them to the ``donutbox`` parser.  Each command takes the
 parsed arguments and returns an exit status.  Bad arguments raise
-``donutbox.cli.UsageError`` and unreadable records ``RecordError`` (both exit
+``donutbox.usage.UsageError`` and unreadable records ``RecordError`` (both exit
 status 2, one line, nothing written); output files are written whole or not
 at all (a temporary file beside them, then a rename).
 
@@ -94,7 +94,7 @@ def add_commands(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
+    from ..usage import UsageError
     from .pdf import MAX_DECKS
 
     if not 1 <= args.decks <= MAX_DECKS:
@@ -124,9 +124,10 @@ def cmd_print(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, one_line, read_record
+    from ..cli import one_line, read_record
     from ..core import IllegalMove
     from ..core.record import setup
+    from ..usage import UsageError
     from .svg import counter_svg
 
     out = Path(args.out)
@@ -168,7 +169,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def svg_to_png(svg: str, scale: float = 1.0) -> bytes:
     """A PNG of an SVG document, through cairosvg (deterministic)."""
-    from ..cli import UsageError
+    from ..usage import UsageError
 
     try:
         import cairosvg
@@ -184,7 +185,7 @@ def svg_to_png(svg: str, scale: float = 1.0) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all (UsageError if it cannot)."""
-    from ..cli import UsageError
+    from ..usage import UsageError
 
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a directory")

@@ -15,7 +15,7 @@ import secrets
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Header, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -46,7 +46,9 @@ class NewGame(BaseModel):
     opponent: str = Field("medium", description="hotseat, or an agent or level name")
     seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts")
     human_seat: int = Field(0, ge=0, le=3, description="the human's seat against the AI")
-    names: list[str] | None = Field(None, description="player names, in turn order")
+    names: list[Annotated[str, Field(max_length=40)]] | None = Field(
+        None, description="player names, in turn order (at most 40 characters each)"
+    )
     seed: int | None = Field(None, ge=0, lt=2**63)
 
 
@@ -79,6 +81,16 @@ class NewOnlineGame(BaseModel):
     seed: int | None = Field(None, ge=0, lt=2**63)
 
 
+async def refuse(ws: WebSocket, code: int) -> None:
+    """Close a socket with a reason the page can act on (4404: no such game,
+    4403: the wrong kind of game).  It is accepted first: a socket closed
+    during the handshake reaches a browser as a plain failure (HTTP 403,
+    close code 1006), which a client would take for a network drop and retry
+    for ever."""
+    await ws.accept()
+    await ws.close(code=code)
+
+
 def _tune_gc() -> None:
     """Full garbage collections stop the server for as long as they take
     (about 100 ms with 200 games in memory on the project's machine: the
@@ -98,6 +110,9 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     default thread pool instead of worker processes (tests)."""
 
     hub: Hub | None = None
+    # Made now, not at start-up, so that a bad URL or an unwritable file is
+    # reported by whoever creates the app (``donutbox serve``: one line).
+    engine = make_engine(db_url)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
@@ -109,7 +124,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
                 max_workers=workers, mp_context=multiprocessing.get_context("spawn")
             )
         )
-        hub = Hub(Store(make_engine(db_url)), executor)
+        hub = Hub(Store(engine), executor)
         app.state.hub = hub
         hub.resume_online()
         _tune_gc()
@@ -297,10 +312,10 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         try:
             s = h.session(game_id)
         except NoSuchGame:
-            await ws.close(code=4404)
+            await refuse(ws, 4404)
             return
         if not s.online:
-            await ws.close(code=4403)
+            await refuse(ws, 4403)
             return
         await ws.accept()
         conn = Connection(ws.send_text, game_id)
@@ -465,10 +480,10 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         try:
             s = h.session(game_id)
         except NoSuchGame:
-            await ws.close(code=4404)
+            await refuse(ws, 4404)
             return
         if s.online:
-            await ws.close(code=4403)
+            await refuse(ws, 4403)
             return
         await ws.accept()
         conn = Connection(ws.send_text, game_id)

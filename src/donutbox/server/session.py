@@ -320,6 +320,8 @@ class GameSession:
         seat = self.human_seat_to_act()
         if seat is None or self.game.finished:
             raise ActionError(403, "hint: it is not your turn")
+        if self.game.free:
+            raise ActionError(422, "hint: a free game (a record without decks) has no tray")
         return self.game.view(seat)
 
     def ai_view(self) -> tuple[PlayerView, int] | None:

@@ -295,7 +295,7 @@ function drawActions() {
   }
   $("#btn-undo").hidden = Boolean(online);
   // Hints are for local games: online, the opponent has not agreed to them.
-  $("#btn-hint").hidden = Boolean(online) || !myTurn(state) || state.thinking || curtained();
+  $("#btn-hint").hidden = Boolean(online) || !myTurn(state) || state.thinking || !state.legal.length || curtained();
   $("#btn-export").hidden = !state.finished;
   $("#btn-replay").hidden = !state.finished;
 }
@@ -495,11 +495,15 @@ async function send(move) {
 async function load(id, reveal = true) {
   const fresh = await api(`/api/games/${id}`);
   leaveOnline();
+  if (!state || state.id !== id) { selected = 0; rotation = 0; hinted = null; }
+  replay = null;
+  $("#replay").hidden = true;
   state = fresh;
   if (reveal) revealed = { id: state.id, player: state.to_move };
   location.hash = `game=${id}`;
   localStorage.setItem("donutbox.game", id);
-  connect(id);
+  // Keep an open socket to this game (e.g. after a refused move).
+  if (!socket || socket.gameId !== id || socket.readyState > WebSocket.OPEN) connect(id);
   fit();
   show("play");
   render();
@@ -614,9 +618,12 @@ function authHeaders() {
 }
 
 function connect(id) {
-  if (socket) socket.close();
+  // The old socket is closed on purpose: its onclose must not reconnect
+  // (that would close this new one, and so on every 1.5 s).
+  if (socket) { const old = socket; old.onclose = null; old.close(); }
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${proto}://${location.host}/api/games/${id}/ws`);
+  const mine = socket = new WebSocket(`${proto}://${location.host}/api/games/${id}/ws`);
+  socket.gameId = id;
   socket.onmessage = (ev) => {
     const msg = JSON.parse(ev.data);
     if (msg.type === "state" && (!state || msg.state.id !== state.id || msg.state.version >= state.version)) {
@@ -624,7 +631,9 @@ function connect(id) {
       render();
     }
   };
-  socket.onclose = () => setTimeout(() => { if (state && state.id === id) connect(id); }, 1500);
+  // A dropped connection (network, server restart) is opened again, unless
+  // another game's socket has replaced it meanwhile.
+  socket.onclose = () => setTimeout(() => { if (socket === mine && state && state.id === id) connect(id); }, 1500);
 }
 
 async function showSaved() {
