@@ -98,6 +98,7 @@ def test_every_command_has_help() -> None:
     commands = [
         "replay",
         "moves",
+        "perft",
         "new",
         "show",
         "bench",
@@ -601,3 +602,38 @@ def test_bad_arguments_are_one_line_through_every_entry_point(tmp_path: Path) ->
             )
             assert_bad_input(proc, " ".join([*entry[-1:], *args]))
     assert not (tmp_path / "x.svg").exists() and not (tmp_path / "x.pdf").exists()
+
+
+# -- perft -------------------------------------------------------------------------
+
+
+def test_perft_command_agrees_with_the_naive_engines_counts(tmp_path: Path) -> None:
+    # tests/data/perft.json holds counts made by the independent naive engine.
+    data = json.loads((Path(__file__).parent / "data" / "perft.json").read_text())
+    chosen = [p for p in data["positions"] if p["name"].startswith(("fresh-", "final-lap-three"))]
+    assert len(chosen) == 3
+    jobs, expected = [], []
+    for position in chosen:
+        path = write(tmp_path / f"{position['name']}.json", position["record"])
+        jobs.append(Job(("perft", str(path), "--depth", "2", "--json")))
+        expected.append({"depth": 2, "nodes": position["perft"]["2"]})
+        jobs.append(Job(("perft", str(path), "--depth", "1", "--divide")))
+        expected.append(position["perft"]["1"])
+    procs = run_many(jobs)
+    for proc, want in zip(procs, expected, strict=True):
+        assert proc.returncode == 0, proc.stderr
+        if isinstance(want, dict):
+            assert json.loads(proc.stdout) == want
+        else:
+            lines = proc.stdout.splitlines()
+            assert lines[-1] == f"total {want}" and len(lines) == want + 1
+            assert all(line.rsplit(" ", 1)[1] == "1" for line in lines[:-1])
+
+
+def test_perft_bad_input(tmp_path: Path) -> None:
+    free = write(tmp_path / "free.json", {"format": F, "players": AB, "start": "CCSS"})
+    dealt = write(tmp_path / "dealt.json", {"format": F, "players": AB, "seed": 1})
+    cases = [("perft", str(free)), ("perft", str(dealt), "--depth", "7")]
+    cases += [("perft", str(dealt), "--depth", "-1"), ("perft", str(tmp_path / "none.json"))]
+    for args, proc in zip(cases, run_many([Job(c) for c in cases]), strict=True):
+        assert_bad_input(proc, " ".join(args))

@@ -23,6 +23,8 @@ from .core.rules import LAYOUTS, MATCHES
 from .summary import replay_summary, sorted_moves
 from .usage import UsageError
 
+#: Perft beyond this would run for hours (depth 4 is ~10^8 paths midgame).
+MAX_PERFT_DEPTH = 6
 #: Records larger than this are refused unread (a real record is a few KiB).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
@@ -130,6 +132,35 @@ def cmd_moves(args: argparse.Namespace) -> int:
     if error:
         print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    from .core import divide, perft
+
+    record = read_record(args.record)
+    if not 0 <= args.depth <= MAX_PERFT_DEPTH:
+        raise UsageError(f"donutbox perft: --depth must be from 0 to {MAX_PERFT_DEPTH}")
+    game, error = replay(record)
+    if error:
+        print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
+        return 1
+    if game.free:
+        raise RecordError("perft needs a dealt game (a free game has no trays to play from)")
+    if args.divide and args.depth >= 1:
+        split = divide(game, args.depth)
+        order = [str(m) for m in sorted_moves(game.legal_moves())]
+        counts = {m: split[m] for m in order}
+        total = sum(counts.values())
+        if args.json:
+            print(_dump({"depth": args.depth, "nodes": total, "divide": counts}))
+        else:
+            for move, n in counts.items():
+                print(f"{move} {n}")
+            print(f"total {total}")
+        return 0
+    nodes = perft(game, args.depth)
+    print(_dump({"depth": args.depth, "nodes": nodes}) if args.json else nodes)
     return 0
 
 
@@ -484,6 +515,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="free game only: a face whose placements to list (repeatable)",
     )
     p.set_defaults(func=cmd_moves)
+
+    p = sub.add_parser(
+        "perft",
+        help="count the move sequences of a given length (engine testing)",
+        description="Replay a dealt game's record and count every sequence of --depth "
+        "legal moves from that position (a finished game counts 0 beyond depth 0; "
+        "see docs/performance.md, Perft).",
+    )
+    p.add_argument("record", help="record file, or - for standard input")
+    p.add_argument("--depth", type=int, default=2, help="moves in a sequence (default 2)")
+    p.add_argument("--divide", action="store_true", help="the count under each first move")
+    p.add_argument("--json", action="store_true", help='print {"depth", "nodes"[, "divide"]}')
+    p.set_defaults(func=cmd_perft)
 
     p = sub.add_parser(
         "new",
