@@ -608,8 +608,8 @@ def test_bad_arguments_are_one_line_through_every_entry_point(tmp_path: Path) ->
 
 
 def test_perft_command_agrees_with_the_naive_engines_counts(tmp_path: Path) -> None:
-    # tests/data/perft.json holds counts made by the independent naive engine.
-    data = json.loads((Path(__file__).parent / "data" / "perft.json").read_text())
+    # tests/data/perft/positions.json holds counts made by the independent naive engine.
+    data = json.loads((Path(__file__).parent / "data" / "perft" / "positions.json").read_text())
     chosen = [p for p in data["positions"] if p["name"].startswith(("fresh-", "final-lap-three"))]
     assert len(chosen) == 3
     jobs, expected = [], []

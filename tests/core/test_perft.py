@@ -1,6 +1,6 @@
 """Perft: the engine's move-path counts against the naive reference engine.
 
-``tests/data/perft.json`` holds positions (``donutbox/1`` records) and their
+``tests/data/perft/positions.json`` holds positions (``donutbox/1`` records) and their
 perft counts made by ``tests/reference/perft_gen.py`` with the naive engine
 only; ``donutbox.core.perft`` must give the same counts, and the same count
 under every first move at the top depth.  A few small positions are counted by
@@ -22,7 +22,9 @@ from donutbox.core.perft import divide, perft
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reference.perft_gen import POSITIONS, naive_divide, naive_game, naive_perft
 
-DATA = json.loads((Path(__file__).resolve().parents[1] / "data" / "perft.json").read_text("utf-8"))
+DATA = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "perft" / "positions.json").read_text("utf-8")
+)
 ENTRIES: list[dict[str, Any]] = DATA["positions"]
 NAMES = [entry["name"] for entry in ENTRIES]
 

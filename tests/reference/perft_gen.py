@@ -1,4 +1,4 @@
-"""Perft counts from the naive reference engine: writes tests/data/perft.json.
+"""Perft counts from the naive reference engine: writes tests/data/perft/positions.json.
 
 Run from the repository root (either form works), niced, it takes a few
 minutes::
@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reference.naive import NaiveGame
 
-OUT = Path(__file__).resolve().parents[1] / "data" / "perft.json"
+OUT = Path(__file__).resolve().parents[1] / "data" / "perft" / "positions.json"
 FORMAT = "donutbox-perft/1"
 
 

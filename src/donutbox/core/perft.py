@@ -4,7 +4,7 @@ As in chess engines, ``perft(game, depth)`` walks the whole game tree below a
 position to a fixed depth and counts the paths; ``divide`` gives the count
 under each first move.  A dealt game is fully determined by its decks, so the
 draws after every move are known and the tree is exact.  The counts are
-checked against the naive reference engine (``tests/data/perft.json``,
+checked against the naive reference engine (``tests/data/perft/positions.json``,
 made by ``tests/reference/perft_gen.py``): any difference in move listing,
 in the effect of a move, or in when the game ends shows up as a different
 count, and ``divide`` finds the first move sequence where the two part.
