@@ -278,6 +278,23 @@ def test_opening_games_keeps_one_socket_each_and_closes_the_replay(
     page.close()
 
 
+def test_how_to_play(server: str, browser: object) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server + "/")
+    page.click("#btn-rules")
+    page.wait_for_selector("#rules-card h3")
+    assert "Your turn: do exactly one" in page.locator("#rules-card h3").all_inner_texts()
+    # The reference card's bold words are elements, not text with tags in it.
+    assert "Box it" in page.locator("#rules-card b").all_inner_texts()
+    assert "<b>" not in page.inner_text("#rules-card")
+    href = page.get_attribute("#pdf-a4", "href")
+    assert href is not None
+    with urllib.request.urlopen(server + href, timeout=30) as r:
+        assert r.read(5) == b"%PDF-"
+    page.screenshot(path=str(SHOTS / "how-to-play.png"), full_page=True)
+    page.close()
+
+
 def test_an_illegal_intent_is_refused_with_the_rule(server: str, browser: object) -> None:
     state = _post(server + "/api/games", {"opponent": "hotseat", "seed": 3})
     page = browser.new_page()  # type: ignore[attr-defined]

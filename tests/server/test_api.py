@@ -304,3 +304,24 @@ def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
     online = client.post("/api/online", json={"seats": [{"name": "Ann"}, {"name": "Bob"}]}).json()
     r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0})
     assert r.status_code == 403
+
+
+def test_how_to_play_and_the_print_and_play_pdf(client: TestClient) -> None:
+    import io
+    import re
+
+    rules = client.get("/api/rules").json()
+    headings = [section["heading"] for column in rules["columns"] for section in column]
+    for wanted in ("Your turn: do exactly one", "Setup", "Laying a card", "Scoring", "The end"):
+        assert wanted in headings
+    items = [i for column in rules["columns"] for section in column for i in section["items"]]
+    # The page turns only <b> and <i> into elements: nothing else may be used.
+    assert all(set(re.findall(r"</?(\w+)", i)) <= {"b", "i"} for i in items)
+    assert any("Box it" in i for i in items)
+    pypdf = pytest.importorskip("pypdf")
+    r = client.get("/api/print.pdf", params={"paper": "a4"})
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    # Two decks of 30 cards at 12 a sheet: 5 sheets, then 3 rules pages and
+    # the reference card (docs/print-and-play.md).
+    assert len(pypdf.PdfReader(io.BytesIO(r.content)).pages) == 9
+    assert client.get("/api/print.pdf", params={"paper": "a3"}).status_code == 422

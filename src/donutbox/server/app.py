@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import multiprocessing
 import secrets
@@ -79,6 +80,15 @@ class NewOnlineGame(BaseModel):
     clock: ClockOption | None = None
     seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts seats")
     seed: int | None = Field(None, ge=0, lt=2**63)
+
+
+@functools.lru_cache(maxsize=4)
+def _print_pdf(paper: str, backs: bool) -> bytes:
+    """The PDF's bytes: the same for the same options, so made once (about a
+    second of CPU)."""
+    from ..render.pdf import make_pdf
+
+    return make_pdf(paper, 2, backs)[0]
 
 
 async def refuse(ws: WebSocket, code: int) -> None:
@@ -190,6 +200,28 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
             "matches": ["one-good-match", "perfect-match"],
             "layouts": ["squared-away", "splitzkies"],
         }
+
+    @app.get("/api/rules")
+    async def rules() -> dict[str, Any]:
+        """The reference card (the same text as the print-and-play PDF's), for
+        the page's How to play panel.  Items use <b> and <i> only."""
+        from ..render.pdf import REFERENCE, REFERENCE_TITLE
+
+        columns = [[{"heading": h, "items": list(items)} for h, items in col] for col in REFERENCE]
+        return {"title": REFERENCE_TITLE, "columns": columns}
+
+    @app.get("/api/print.pdf", response_class=Response)
+    async def print_and_play(
+        paper: Literal["a4", "letter"] = "a4", backs: bool = False
+    ) -> Response:
+        """The print-and-play PDF (two decks: the cards, the rules, a reference
+        card), as ``donutbox print`` makes it."""
+        data = await asyncio.to_thread(_print_pdf, paper, backs)
+        return Response(
+            data,
+            media_type="application/pdf",
+            headers={"Content-Disposition": 'attachment; filename="donutbox-print-and-play.pdf"'},
+        )
 
     @app.post("/api/games")
     async def new_game(req: NewGame) -> dict[str, Any]:

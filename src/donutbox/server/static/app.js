@@ -433,7 +433,7 @@ function outsideView() {
 
 // Show one of the main panels and hide the others.
 function show(id) {
-  for (const panel of ["setup", "saved", "online-links", "play"]) $(`#${panel}`).hidden = panel !== id;
+  for (const panel of ["setup", "saved", "rules", "online-links", "play"]) $(`#${panel}`).hidden = panel !== id;
 }
 
 function render() {
@@ -636,6 +636,51 @@ function connect(id) {
   socket.onclose = () => setTimeout(() => { if (socket === mine && state && state.id === id) connect(id); }, 1500);
 }
 
+// Text with <b> and <i> only (the reference card's), as DOM nodes: never
+// parsed as HTML.
+function marked(text) {
+  const out = document.createDocumentFragment();
+  let into = out;
+  for (const part of text.split(/(<\/?[bi]>)/)) {
+    if (part === "<b>" || part === "<i>") {
+      const e = document.createElement(part[1]);
+      out.append(e);
+      into = e;
+    } else if (part === "</b>" || part === "</i>") {
+      into = out;
+    } else if (part) {
+      into.append(document.createTextNode(part));
+    }
+  }
+  return out;
+}
+
+async function showRules() {
+  const card = $("#rules-card");
+  if (!card.childElementCount) {
+    try {
+      const rules = await api("/api/rules");
+      for (const column of rules.columns) {
+        const div = document.createElement("div");
+        div.className = "rules-column";
+        for (const section of column) {
+          const h = document.createElement("h3");
+          h.textContent = section.heading;
+          const ul = document.createElement("ul");
+          for (const item of section.items) {
+            const li = document.createElement("li");
+            li.append(marked(item));
+            ul.append(li);
+          }
+          div.append(h, ul);
+        }
+        card.append(div);
+      }
+    } catch (err) { showError(err.message); return; }
+  }
+  show("rules");
+}
+
 async function showSaved() {
   const games = await api("/api/games");
   const ul = $("#saved-list");
@@ -716,6 +761,7 @@ function setup() {
     if (id && (online || !state || state.id !== id)) load(id).catch((err) => showError(err.message));
   });
   $("#btn-games").addEventListener("click", showSaved);
+  $("#btn-rules").addEventListener("click", showRules);
   $("#new-game").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
