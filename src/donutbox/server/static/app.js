@@ -27,7 +27,7 @@ let replay = null;
 // server's welcome; -1 for a spectator), arrived (when the state came), busy}.
 let online = null;
 let previewTimer = null;
-// The last hint ({version, move}): drawn on the counter while the position
+// The last hint ({id, version, move}): drawn on the counter while the position
 // it was asked for is shown.
 let hinted = null;
 // Hotseat on one device: the player whose tray may be shown ({id, player}).
