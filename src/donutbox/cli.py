@@ -145,21 +145,21 @@ def cmd_perft(args: argparse.Namespace) -> int:
     if error:
         print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
         return 1
-    if game.free:
-        raise RecordError("perft needs a dealt game (a free game has no trays to play from)")
-    if args.divide and args.depth >= 1:
-        split = divide(game, args.depth)
+    try:  # perft itself refuses a free game, with the reason to print
+        split = divide(game, args.depth) if args.divide and args.depth >= 1 else None
+        nodes = perft(game, args.depth) if split is None else sum(split.values())
+    except ValueError as err:
+        raise RecordError(str(err)) from None
+    if split is not None:
         order = [str(m) for m in sorted_moves(game.legal_moves())]
         counts = {m: split[m] for m in order}
-        total = sum(counts.values())
         if args.json:
-            print(_dump({"depth": args.depth, "nodes": total, "divide": counts}))
+            print(_dump({"depth": args.depth, "nodes": nodes, "divide": counts}))
         else:
             for move, n in counts.items():
                 print(f"{move} {n}")
-            print(f"total {total}")
+            print(f"total {nodes}")
         return 0
-    nodes = perft(game, args.depth)
     print(_dump({"depth": args.depth, "nodes": nodes}) if args.json else nodes)
     return 0
 
