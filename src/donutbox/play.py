@@ -27,6 +27,7 @@ from .core import DonutboxError, Game, Move, RecordError
 from .core.cards import ROTATIONS
 from .render.text import LEGEND, game_text
 from .summary import sorted_moves
+from .usage import plural, printable
 
 HELP = """Moves: notation (CCSS@2,0/90, RCSH@4,0/0=C, box@3,1, swap CCSS, pass)
   or short: 'N X,Y [ROT] [=F]' puts tray card N at X,Y turned ROT degrees,
@@ -67,7 +68,14 @@ class Session:
         self.shown = game.to_move
 
     def say(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style, highlight=False, markup=False)
+        """One message, with any control character in it shown escaped (a
+        player's name may hold ESC sequences; they never reach the terminal)."""
+        safe = "\n".join(printable(line) for line in text.split("\n"))
+        self.console.print(safe, style=style, highlight=False, markup=False)
+
+    def name(self, p: int) -> str:
+        """Player ``p``'s name, safe to print (see ``say``)."""
+        return printable(self.game.names[p])
 
     def draw(self) -> None:
         viewer = self.game.to_move
@@ -81,7 +89,7 @@ class Session:
     def hand_over(self, p: int) -> bool:
         """Hotseat: wait until player ``p`` has the keyboard, then clear the
         screen and show their tray.  False when the input ends."""
-        name = self.game.names[p]
+        name = self.name(p)
         try:
             self.ask(f"Pass the keyboard to {name}; {name}, press Enter to see your cards. ")
         except EOFError:
@@ -104,14 +112,14 @@ class Session:
                 # As the humans may see it: a swapped card's face is hidden
                 # (it goes under the pile, whose order is secret).
                 shown = self.game.view(-1).history[-1]
-                self.say(f"{self.game.names[p]} plays {shown}")
+                self.say(f"{self.name(p)} plays {shown}")
                 self.draw()
                 continue
             if self.hotseat and p != self.shown and not self.hand_over(p):
                 self.say("bye (game not saved)")
                 return 0
             try:
-                line = self.ask(f"{self.game.names[p]}> ").strip()
+                line = self.ask(f"{self.name(p)}> ").strip()
             except EOFError:
                 self.say("bye (game not saved)")
                 return 0
@@ -129,7 +137,7 @@ class Session:
 
     def result(self) -> str:
         g = self.game
-        names = ", ".join(g.names[w] for w in g.winners)
+        names = ", ".join(self.name(w) for w in g.winners)
         scores = " - ".join(str(s) for s in g.scores)
         return f"{scores}; winner: {names}"
 
@@ -212,7 +220,7 @@ class Session:
         self.game = Game.from_record(record)
         # Hotseat: the tray of the player now to move is shown only once they
         # have the keyboard (``run`` asks for it).
-        self.say(f"took back {len(history) - cut} move(s)")
+        self.say(f"took back {plural(len(history) - cut, 'move')}")
         self.draw()
 
     def record(self) -> dict[str, Any]:
