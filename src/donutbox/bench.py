@@ -63,7 +63,7 @@ def _random_game(rules: Rules, seed: int) -> int:
 
 def movegen(rules: Rules, positions: int, seed: int) -> list[float]:
     """Seconds of the first legal_moves() call at ply 30, one per position."""
-    times = []
+    times: list[float] = []
     s = seed
     while len(times) < positions:
         game = Game.new(rules, 2, s)

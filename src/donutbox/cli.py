@@ -501,7 +501,7 @@ def _listen(host: str, port: int) -> Any:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as err:
         reason = getattr(err, "strerror", None) or str(err)
-        raise UsageError(f"--host {host}: not an address to listen on ({reason})") from None
+        raise UsageError(f"--host '{host}': not an address to listen on ({reason})") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
@@ -774,8 +774,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     command: str | None = None
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
         command = getattr(args, "command", None)
+        if extra:  # named by the command's own parser, so that the prefix names it
+            owner = _commands(parser).get(command, parser) if command else parser
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
         if not getattr(args, "func", None):
             print(parser.format_help().rstrip(), file=sys.stderr)
             print("donutbox: no command given (see 'donutbox help')", file=sys.stderr)
@@ -804,6 +807,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 3
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _prefix(command: str | None) -> str:

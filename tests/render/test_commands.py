@@ -255,7 +255,7 @@ class _NoCairo:
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
         if name.partition(".")[0] in ("cairosvg", "cairocffi"):
-            raise OSError("no library called \"cairo-2\" was found")
+            raise OSError('no library called "cairo-2" was found')
         return None
 
 
