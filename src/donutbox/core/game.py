@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, STANDARD_DECK, check_face, rotate
 from .counter import DELIVERED_BIT, Counter, Run, pack
-from .errors import IllegalMove, NotationError
-from .geometry import COORD_LIMIT, OFFSET, QUADRANT_NAMES, STRIDE, cell, xy
-from .matching import fits, lock_choices, mismatch, start_lock
+from .errors import IllegalMove, InputError, NotationError
+from .geometry import COORD_LIMIT, OFFSET, STRIDE, cell, xy
+from .matching import lock_choices, start_lock
 from .moves import BOX, PASS, PLACE, SWAP, Move
+from .policy import MatchRule
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
 
@@ -59,7 +60,7 @@ class Game:
         "_delivered",
         "_finished",
         "_lap",
-        "_perfect",
+        "_match",
         "_scores",
         "_streak",
         "_to_move",
@@ -86,9 +87,9 @@ class Game:
         if not GAME_INFO.min_players <= n <= GAME_INFO.max_players:
             raise ValueError(f"a game has 2 to 4 players, not {n}")
         self.rules = rules
-        self._perfect = rules.perfect
+        self._match = rules.match_rule
         self.names: tuple[str, ...] = tuple(names)
-        self.counter = Counter(rules.squared)
+        self.counter = Counter(rules.layout_rule)
         self.trays: list[list[str]] = [[] for _ in range(n)]
         self.piles: list[list[str]] = [[] for _ in range(n)]  # top of pile = end of list
         self._scores = [0] * n
@@ -189,11 +190,25 @@ class Game:
 
         return dump(self)
 
+    def restart(self) -> Game:
+        """The same deal before any move: rules, players, decks or start
+        card, seed and metadata (``replay.cut`` plays moves on it).
+        InputError for a sampled world, which has no deal."""
+        if self.free:
+            new = Game.free_game(self.start, self.rules, self.names)
+        elif self.decks is None:
+            raise InputError("a sampled world has no deal to start again from")
+        else:
+            new = Game.deal(self.decks, self.rules, self.names)
+            new.seed = self.seed
+        new.meta = dict(self.meta)
+        return new
+
     def copy(self) -> Game:
         """An independent copy (shallow copies of flat containers only)."""
         new = Game.__new__(Game)
         new.rules = self.rules
-        new._perfect = self._perfect
+        new._match = self._match
         new.names = self.names
         new.counter = self.counter.copy()
         new.trays = [t[:] for t in self.trays]
@@ -305,7 +320,7 @@ class Game:
         return out
 
     def _placements(self, faces: list[str]) -> list[Move]:
-        return placements(self.counter, faces, self._perfect)
+        return placements(self.counter, faces, self._match)
 
     def _box_moves(self) -> list[Move]:
         return box_moves(self.counter, self._to_move)
@@ -315,10 +330,10 @@ class Game:
         if self._finished or self.free:
             return False
         faces = set(self.trays[self._to_move])
-        perfect = self._perfect
+        fits = self._match.fits
         for key in {pk & 0xFFFF for pk in self.counter.places.values()}:
             for face in faces:
-                if fits(face, key, perfect):
+                if fits(face, key):
                     return True
         return False
 
@@ -437,7 +452,7 @@ class Game:
         pk = counter.places.get(p)
         key = None if pk is None else pk & 0xFFFF
         if key is not None:
-            options = fits(face, key, self._perfect)
+            options = self._match.fits(face, key)
             if (rot, lock) in options:
                 return move
         # Slow path: find the rule that is broken, in the order a player
@@ -448,8 +463,8 @@ class Game:
             raise NotationError(f"bad lock ={lock}: only a card with an R locks, to C, S, H or B")
         if abs(x) > COORD_LIMIT or abs(y) > COORD_LIMIT:
             raise NotationError(f"coordinates are limited to +/-{COORD_LIMIT}")
-        if counter.squared and (x % 2 or y % 2):
-            raise IllegalMove("Squared Away: a card's x and y must both be even")
+        if not counter.layout.allows(x, y):
+            raise IllegalMove(counter.layout.why_not(x, y))
         if not counter.is_empty(p):
             raise IllegalMove(f"the card would overlap the counter at {x},{y}")
         if not counter.touches(p):
@@ -462,16 +477,9 @@ class Game:
             )
         quads = rotate(face, rot)
         masks = [(key >> (4 * i)) & 15 for i in range(4)]
-        why = mismatch(quads, masks, self._perfect)
+        why = self._match.mismatch(quads, masks)
         if why is not None:
-            if why.startswith("quadrant"):
-                i = int(why.split()[1])
-                raise IllegalMove(
-                    f"Perfect Match: the {quads[i]} at {QUADRANT_NAMES[i]} agrees with "
-                    "none of the donuts it touches"
-                )
-            rule = "Perfect Match" if self._perfect else "One Good Match"
-            raise IllegalMove(f"{rule}: no touching pair agrees")
+            raise IllegalMove(why)
         if ROLL not in quads:
             return move
         choices = lock_choices(quads, masks)
@@ -534,7 +542,7 @@ class Game:
         self.ended_by = why
 
 
-def placements(counter: Counter, faces: list[str], perfect: bool) -> list[Move]:
+def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Move]:
     """Every legal placement of these faces on the counter, lock choices included.
 
     This is the hot path of every AI and of move listing, so it is built from
@@ -549,13 +557,15 @@ def placements(counter: Counter, faces: list[str], perfect: bool) -> list[Move]:
     out: list[Move] = []
     if not faces:
         return out
-    tables = _TABLES[perfect]
+    tables = _TABLES.get(match)
+    if tables is None:
+        tables = _TABLES[match] = {}
     places = counter.places.values()
     extend = out.extend
     for face in faces:
         table = tables.get(face)
         if table is None or len(table.lists) > _TABLE_LIMIT:
-            table = tables[face] = _FaceTable(face, perfect)
+            table = tables[face] = _FaceTable(face, match)
         get = table.lists.get
         for pk in places:
             found = get(pk)
@@ -569,11 +579,11 @@ def placements(counter: Counter, faces: list[str], perfect: bool) -> list[Move]:
 class _FaceTable:
     """Memo tables of one face under one matching rule (see ``placements``)."""
 
-    __slots__ = ("face", "fits", "lists", "moves", "perfect")
+    __slots__ = ("face", "fits", "lists", "match", "moves")
 
-    def __init__(self, face: str, perfect: bool) -> None:
+    def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
-        self.perfect = perfect
+        self.match = match
         self.fits: dict[int, tuple[tuple[int, str], ...]] = {}
         self.lists: dict[int, list[Move]] = {}
         self.moves: dict[int, dict[tuple[int, str], Move]] = {}
@@ -583,7 +593,7 @@ class _FaceTable:
         key = pk & 0xFFFF
         options = self.fits.get(key)
         if options is None:
-            options = self.fits[key] = fits(self.face, key, self.perfect)
+            options = self.fits[key] = self.match.fits(self.face, key)
         if not options:
             self.lists[pk] = _NONE
             return _NONE
@@ -604,19 +614,19 @@ class _FaceTable:
 
 
 _NONE: Final[list[Move]] = []
-_TABLES: Final[dict[bool, dict[str, _FaceTable]]] = {False: {}, True: {}}
+_TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 _TABLE_LIMIT: Final = 50_000
 _new_move = tuple.__new__
 
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
     """Box-its open to ``player``, each naming its run's first cell in reading order."""
-    big = counter.big
-    if not big:
+    box_ids = counter.box_ids
+    if not box_ids:
         return []
     firsts = []
     runs = counter.runs
-    for rid in big:
+    for rid in box_ids:
         r = runs[rid]
         if 2 * r.held[player] >= len(r.cells):
             firsts.append(r.first)

@@ -13,7 +13,6 @@ import random
 
 from .game import Game
 from .geometry import xy
-from .matching import fits
 from .moves import PLACE, Move
 
 TRIES = 8
@@ -28,11 +27,11 @@ def sample_move(game: Game, rng: random.Random) -> Move:
     tray = game.trays[to_move]
     if places and tray and not game.free:
         keys = list(places)
-        perfect = game.rules.perfect
+        fits = game.rules.match_rule.fits
         for _ in range(TRIES):
             p = keys[rng.randrange(len(keys))]
             face = tray[rng.randrange(len(tray))]
-            options = fits(face, places[p] & 0xFFFF, perfect)
+            options = fits(face, places[p] & 0xFFFF)
             if options:
                 rot, lock = options[rng.randrange(len(options))]
                 x, y = xy(p)

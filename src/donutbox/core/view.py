@@ -61,7 +61,7 @@ class PlayerView:
         if self.finished or self.to_move != self.player or self.free:
             return []
         faces = list(dict.fromkeys(self.tray))
-        out = placements(self.counter, faces, self.rules.perfect)
+        out = placements(self.counter, faces, self.rules.match_rule)
         placed = bool(out)
         out.extend(box_moves(self.counter, self.player))
         if not placed:

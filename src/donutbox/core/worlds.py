@@ -23,7 +23,7 @@ def sample_world(view: PlayerView, rng: random.Random) -> Game:
     """A random full game that the viewer cannot tell from the real one."""
     game = Game.__new__(Game)
     game.rules = view.rules
-    game._perfect = view.rules.perfect
+    game._match = view.rules.match_rule
     game.names = view.names
     game.counter = view.counter.copy()
     n = len(view.names)
