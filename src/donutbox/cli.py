@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .core import DonutboxError, Game, IllegalMove, RecordError, Rules
-from .core import replay_partial as replay
+from .core import DonutboxError, Game, RecordError, Rules
+from .core import replay_partial as replay_to_first_illegal
 from .core.cards import check_face
-from .core.record import setup
-from .core.rules import LAYOUTS, MATCHES
+from .core.rules import RULE_OPTIONS
 from .summary import replay_summary, sorted_moves
 from .usage import (
     MAX_RECORD_BYTES,
@@ -29,6 +28,7 @@ from .usage import (
     illegal_text,
     one_line,
     plural,
+    position,
     printable,
     read_record,
 )
@@ -47,23 +47,34 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
-    return Rules(match=args.match, layout=args.layout, closers=args.closers)
+    return Rules.from_dict({o.name: getattr(args, o.name) for o in RULE_OPTIONS}, "the rules")
 
 
 def _add_rule_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--match",
-        choices=MATCHES,
-        default="one-good-match",
-        help="matching rule (default: one-good-match)",
-    )
-    p.add_argument(
-        "--layout",
-        choices=LAYOUTS,
-        default="squared-away",
-        help="layout rule (default: squared-away)",
-    )
-    p.add_argument("--closers", action="store_true", help="Coffee's For Closers: the sealer scores")
+    """One option per rule of ``RULE_OPTIONS`` (the core's one schema of the
+    variants): its choices, default and help come from there."""
+
+    def esc(text: str) -> str:  # argparse %-formats help texts
+        return text.replace("%", "%%")
+
+    for option in RULE_OPTIONS:
+        flag = "--" + option.name.replace("_", "-")
+        if option.kind == "flag":
+            p.add_argument(
+                flag,
+                dest=option.name,
+                action="store_true",
+                help=esc(f"{option.label}: {option.help}"),
+            )
+            continue
+        values = "; ".join(f"{c.value}: {c.label}" for c in option.choices)
+        p.add_argument(
+            flag,
+            dest=option.name,
+            choices=option.values,
+            default=option.default,
+            help=esc(f"{option.label}: {option.help} {values} (default {option.default})"),
+        )
 
 
 def _dump(obj: object) -> str:
@@ -87,7 +98,7 @@ def _warn_illegal(command: str, error: tuple[int, str, str] | None, after: str =
 
 def cmd_replay(args: argparse.Namespace) -> int:
     record = read_record(args.record)
-    game, error = replay(record)
+    game, error = replay_to_first_illegal(record)
     summary = replay_summary(game, error)
     if args.json:
         print(_dump(summary))
@@ -102,7 +113,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_moves(args: argparse.Namespace) -> int:
     record = read_record(args.record)
     cards = [_face_arg(f) for f in (args.card or [])]
-    game, error = replay(record)
+    game, error = replay_to_first_illegal(record)
     if cards and not game.free:
         raise UsageError("--card is only for a free game (a dealt game uses the tray)")
     moves = [str(m) for m in sorted_moves(game.legal_moves(cards=cards))]
@@ -120,7 +131,7 @@ def cmd_perft(args: argparse.Namespace) -> int:
     record = read_record(args.record)
     if not 0 <= args.depth <= MAX_PERFT_DEPTH:
         raise UsageError(f"--depth must be from 0 to {MAX_PERFT_DEPTH}")
-    game, error = replay(record)
+    game, error = replay_to_first_illegal(record)
     if error:
         _warn_illegal("perft", error, "; nothing counted")
         return 1
@@ -210,30 +221,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .render.text import LEGEND, game_text
 
     record = read_record(args.record)
-    game, moves, end = setup(record)
-    upto = len(moves) if args.ply is None else args.ply
-    if not 0 <= upto <= len(moves):
-        raise UsageError(f"--ply must be from 0 to {len(moves)}")
-    status = 0
-    for ply, move in enumerate(moves[:upto]):
-        try:
-            game.play(move)
-        except IllegalMove as err:
-            _warn_illegal("show", (ply, str(move), str(err)), "; showing the position before it")
-            status = 1
-            break
-    else:
-        if end and upto == len(moves):
-            try:
-                game.end()
-            except IllegalMove as err:
-                warn("show", f"the record's end is illegal: {err}")
-                status = 1
+    game, problem = position(record, args.ply)
+    if problem:
+        warn("show", problem + "; showing the position before it")
     console = _console(no_color=args.no_color)
     console.print(game_text(game, reveal=args.reveal))
     if not args.no_legend:
         console.print(LEGEND, style="dim")
-    return status
+    return 1 if problem else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -266,6 +261,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     known = agent_names()
     if args.seconds <= 0 or args.seconds > 600:
         raise UsageError("--seconds must be more than 0 and at most 600")
+    if args.vs != "hotseat" and args.vs not in known:
+        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
+    others = "human" if args.vs == "hotseat" else args.vs
     if args.resume:
         record = read_record(args.resume)
         game = Game.from_record(record)
@@ -275,17 +273,14 @@ def cmd_play(args: argparse.Namespace) -> int:
             and len(seats) == game.players
             and all(s == "human" or s in known for s in seats)
         ):
-            seats = ["human"] + [args.vs] * (game.players - 1)
+            seats = ["human"] + [others] * (game.players - 1)
     else:
-        if args.vs != "hotseat" and args.vs not in known:
-            raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
         try:
             game = Game.new(_rules_from(args), args.players, args.seed)
         except DonutboxError:
             raise
         except ValueError as err:
             raise UsageError(str(err)) from None
-        others = "human" if args.vs == "hotseat" else args.vs
         seats = ["human"] + [others] * (args.players - 1)
         if args.second and args.vs != "hotseat":
             seats = seats[1:] + seats[:1]
@@ -296,15 +291,16 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _agent_list(text: str) -> list[str]:
-    from .ai import agent_names
+    from .ai import agent_info
 
     names = [a.strip() for a in text.split(",") if a.strip()]
-    known = agent_names()
     if not 2 <= len(names) <= 4:
         raise UsageError("--players must name 2 to 4 agents, e.g. --players mcts,heuristic")
     for a in names:
-        if a not in known:
-            raise UsageError(f"--players: unknown agent {a!r}; known: {', '.join(known)}")
+        try:
+            agent_info(a)
+        except DonutboxError as err:
+            raise UsageError(f"--players: {err}") from None
     return names
 
 
@@ -343,12 +339,17 @@ def _agent_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         if not 0 < args.iterations <= 10_000_000:
             raise UsageError("--iterations must be from 1 to 10000000")
         search = {"iterations": args.iterations, "clock": args.clock}
-    return {"mcts": dict(search), "hard": dict(search)}
+    from .ai import catalogue
+
+    # Every agent that takes a time budget (the catalogue says which) gets it.
+    return {a.name: dict(search) for a in catalogue() if a.timed}
 
 
 def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
     """The search options as typed, when a searching agent plays (for reports)."""
-    if not {"mcts", "hard"} & set(agents):
+    from .ai import agent_info
+
+    if not any(agent_info(a).timed for a in agents):
         return ""
     if args.iterations is not None:
         return f"--iterations {args.iterations}"
@@ -699,8 +700,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--vs",
         default="heuristic",
-        help="opponent: hotseat, an agent (random, greedy, heuristic, mcts) or a "
-        "level (easy, medium, hard); default heuristic",
+        help="opponent: hotseat, or one of the catalogue: "
+        + _agents_help()
+        + "; default heuristic",
     )
     p.add_argument(
         "--seconds",
@@ -740,6 +742,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub, _Parser)
     _help_command(sub, parser)
     return parser
+
+
+def _agents_help() -> str:
+    from .ai import catalogue
+
+    return ", ".join(f"{a.name} ({a.label})" for a in catalogue()).replace("%", "%%")
 
 
 def _help_command(sub: Any, parser: argparse.ArgumentParser) -> None:

@@ -22,9 +22,10 @@ from typing import Any
 
 from rich.console import Console
 
-from .ai import make_agent
-from .core import DonutboxError, Game, Move, RecordError
+from .ai import agent_info, catalogue, make_agent
+from .core import DonutboxError, Game, InputError, Move
 from .core.cards import ROTATIONS
+from .core.replay import cut
 from .render.text import LEGEND, game_text
 from .summary import sorted_moves
 from .usage import plural, printable
@@ -53,7 +54,7 @@ class Session:
         self.game = game
         self.seats = seats  # "human" or an agent/level name, per player
         self.agents = {
-            p: make_agent(name, **({"seconds": seconds} if _is_mcts(name) else {}))
+            p: make_agent(name, **({"seconds": seconds} if agent_info(name).timed else {}))
             for p, name in enumerate(seats)
             if name != "human"
         }
@@ -158,17 +159,16 @@ class Session:
                 moves = [m for m in moves if m.face == face]
             self.say(" ".join(str(m) for m in moves) or "(none)")
         elif word == "hint":
-            agent = make_agent("mcts", seconds=self.seconds)
-            self.say(f"hint: {agent.choose(game.view(me), self.rng)}")
+            self.say(f"hint: {_hint_agent(self.seconds).choose(game.view(me), self.rng)}")
         elif word == "undo":
             self.undo()
         elif word == "save":
             if not rest:
-                raise RecordError("save needs a file name")
+                raise InputError("save needs a file name")
             try:
                 Path(rest).write_text(json.dumps(self.record(), indent=1) + "\n", encoding="utf-8")
             except OSError as err:
-                raise RecordError(f"cannot save to {rest}: {err.strerror or err}") from None
+                raise InputError(f"cannot save to {rest}: {err.strerror or err}") from None
             self.say(f"saved to {rest}")
         else:
             move = self.parse(line)
@@ -181,7 +181,7 @@ class Session:
             face = self._tray_card(m.group(1))
             rot = int(m.group(4) or 0)
             if rot not in ROTATIONS:
-                raise RecordError("rotation must be 0, 90, 180 or 270")
+                raise InputError("rotation must be 0, 90, 180 or 270")
             return Move.place(
                 face, int(m.group(2)), int(m.group(3)), rot, (m.group(5) or "").upper()
             )
@@ -195,7 +195,7 @@ class Session:
     def _tray_card(self, text: str) -> str:
         tray = self.game.trays[self.game.to_move or 0]
         if not text.isdigit() or not 1 <= int(text) <= len(tray):
-            raise RecordError(f"pick a tray card from 1 to {len(tray)}")
+            raise InputError(f"pick a tray card from 1 to {len(tray)}")
         return tray[int(text) - 1]
 
     def undo(self) -> None:
@@ -204,23 +204,21 @@ class Session:
         history = [str(m) for m in game.history]
         # Take back moves until it is this human's turn again, before their last move.
         n = game.players
-        cut = None
+        back_to = None
         if not self.agents:
             # Hotseat: take back the last move, whoever made it.
-            cut = len(history) - 1 if history else None
+            back_to = len(history) - 1 if history else None
         else:
             for ply in range(len(history) - 1, -1, -1):
                 if ply % n == me:
-                    cut = ply
+                    back_to = ply
                     break
-        if cut is None:
-            raise RecordError("undo: you have no move to take back")
-        record = game.to_record()
-        record["moves"] = history[:cut]
-        self.game = Game.from_record(record)
+        if back_to is None:
+            raise InputError("undo: you have no move to take back")
+        self.game = cut(game, back_to)
         # Hotseat: the tray of the player now to move is shown only once they
         # have the keyboard (``run`` asks for it).
-        self.say(f"took back {plural(len(history) - cut, 'move')}")
+        self.say(f"took back {plural(len(history) - back_to, 'move')}")
         self.draw()
 
     def record(self) -> dict[str, Any]:
@@ -229,5 +227,8 @@ class Session:
         return record
 
 
-def _is_mcts(name: str) -> bool:
-    return name in ("mcts", "hard")
+def _hint_agent(seconds: float) -> Any:
+    """The strongest level of the catalogue, with ``seconds`` to think if it
+    takes a time budget."""
+    best = max((a for a in catalogue() if a.level is not None), key=lambda a: a.level or 0)
+    return make_agent(best.name, **({"seconds": seconds} if best.timed else {}))

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .core import RecordError
+from .core import Game, IllegalMove, InputError, RecordError, replay_partial
+from .core.replay import replay
 
 #: Records larger than this are refused unread (a real record is a few KiB).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
@@ -103,3 +104,25 @@ def read_record(source: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object")
     return record
+
+
+def position(record: dict[str, Any], ply: int | None = None) -> tuple[Game, str]:
+    """The game of ``record`` after its first ``ply`` moves (all if None), as
+    the core's ``replay`` plays it, and "" -- or, when a move among them is
+    illegal, the position before that move and the problem in words
+    (``illegal_text``).  A ``ply`` out of range is a UsageError naming
+    ``--ply``."""
+    try:
+        return replay(record, ply), ""
+    except IllegalMove:
+        game, error = replay_partial(record)  # the position before the first illegal move
+        if error is None:  # cannot be: the same moves, the same engine
+            raise
+        at, move, reason = error
+        if move == "end":
+            return game, f"the record's end is illegal: {reason}"
+        return game, illegal_text(at, move, reason)
+    except InputError as err:
+        if str(err).startswith("ply "):
+            raise UsageError(f"--{err}") from None
+        raise

@@ -202,12 +202,9 @@ def write_report(
 
 
 def _short(rules: Rules) -> str:
-    """A short name for a plot's axis, e.g. ``OGM/SA`` or ``PM/SPL/CFC``."""
-    out = ("PM" if rules.match == "perfect-match" else "OGM") + "/"
-    out += "SPL" if rules.layout == "splitzkies" else "SA"
-    if rules.closers:
-        out += "/CFC"
-    return out
+    """A short name for a plot's axis: the rules' stable key (``ogm-sa``,
+    ``pm-spl-closers``), from the core's schema of the variants."""
+    return rules.key()
 
 
 def _rate(f: dict[str, Any]) -> str:

@@ -149,7 +149,7 @@ def result_line(index: int, r: GameResult) -> str:
         {
             "game": index,
             "seed": r.seed,
-            "rules": r.rules.label(),
+            "rules": r.rules.key(),
             "seats": r.seats,
             "scores": r.scores,
             "winners": r.winners,
@@ -257,7 +257,7 @@ def write_games(pairs: list[tuple[int, GameResult]], out: Path) -> list[Path]:
                     r.boxes["boxed"],
                     r.boxes["end"],
                     f"{r.seconds:.3f}",
-                    r.rules.label(),
+                    r.rules.key(),
                 ]
             )
     written.append(path)

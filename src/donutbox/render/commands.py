@@ -122,9 +122,7 @@ def cmd_print(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..core import IllegalMove
-    from ..core.record import setup
-    from ..usage import UsageError, illegal_text, one_line, printable, read_record
+    from ..usage import UsageError, one_line, position, printable, read_record
     from .svg import counter_svg
 
     out = Path(args.out)
@@ -136,23 +134,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     if kind == ".svg" and args.scale != 1.0:
         raise UsageError("--scale is for PNG output only")
     record = read_record(args.record)
-    game, moves, end = setup(record)
-    upto = len(moves) if args.ply is None else args.ply
-    if not 0 <= upto <= len(moves):
-        raise UsageError(f"--ply must be from 0 to {len(moves)}")
-    problem = ""
-    for ply, move in enumerate(moves[:upto]):
-        try:
-            game.play(move)
-        except IllegalMove as err:
-            problem = illegal_text(ply, str(move), str(err))
-            break
-    else:
-        if end and upto == len(moves):
-            try:
-                game.end()
-            except IllegalMove as err:
-                problem = f"the end of the game is illegal: {err}"
+    game, problem = position(record, args.ply)
     note = f"Stopped early: {problem}" if problem else ""
     text = counter_svg(game, note)
     data = text.encode("utf-8") if kind == ".svg" else svg_to_png(text, args.scale)
