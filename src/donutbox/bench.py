@@ -117,7 +117,7 @@ def run_bench(
     out(f"machine: {machine()}")
     results: dict[str, dict[str, float]] = {}
     for n, layout in enumerate(LAYOUTS, 1):
-        rules = Rules(layout=layout)  # type: ignore[arg-type]
+        rules = Rules(layout=layout)
         where = f"{rules.label()} ({n} of {len(LAYOUTS)})"
         say(f"{where}: warming up (20 games)")
         for s in range(10_000, 10_020):  # warm-up, other seeds than the measured ones
