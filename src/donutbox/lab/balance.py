@@ -209,7 +209,7 @@ def _short(rules: Rules) -> str:
 
 def _rate(f: dict[str, Any]) -> str:
     lo, hi = f["first_ci"]
-    return f"{f['first_player_win']:.1%} (95% interval {lo:.1%}-{hi:.1%}, {f['games']} games)"
+    return f"{f['first_player_win']:.1%} (95% interval {lo:.1%}-{hi:.1%})"
 
 
 def findings(figures: dict[Rules, dict[str, Any]]) -> list[str]:
@@ -228,13 +228,13 @@ def findings(figures: dict[Rules, dict[str, Any]]) -> list[str]:
     if above:
         out.append(
             "- The first player's 95% interval lies above 50% in: "
-            + "; ".join(f"{v.label()} ({_rate(figures[v])})" for v in above)
+            + "; ".join(f"{v.label()}: {_rate(figures[v])}" for v in above)
             + "."
         )
     if below:
         out.append(
             "- The first player's 95% interval lies below 50% (the later seats win more) "
-            "in: " + "; ".join(f"{v.label()} ({_rate(figures[v])})" for v in below) + "."
+            "in: " + "; ".join(f"{v.label()}: {_rate(figures[v])}" for v in below) + "."
         )
     if not above and not below:
         out.append(
