@@ -64,16 +64,16 @@ def _add_rule_options(p: argparse.ArgumentParser) -> None:
                 flag,
                 dest=option.name,
                 action="store_true",
-                help=esc(f"{option.label}: {option.help}"),
+                help=esc(f"{option.label}. {option.help} (default: off)"),
             )
             continue
-        values = "; ".join(f"{c.value}: {c.label}" for c in option.choices)
+        values = " ".join(f"{c.value} ({c.label}): {c.help}" for c in option.choices)
         p.add_argument(
             flag,
             dest=option.name,
             choices=option.values,
             default=option.default,
-            help=esc(f"{option.label}: {option.help} {values} (default {option.default})"),
+            help=esc(f"{option.label}. {option.help} {values}"),
         )
 
 
@@ -477,8 +477,17 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, pe
     )
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
-    p.add_argument("--seconds", type=float, help="mcts thinking time per move")
-    p.add_argument("--iterations", type=int, help="mcts iterations per move (instead of time)")
+    from .ai import catalogue
+
+    timed = ", ".join(a.name for a in catalogue() if a.timed)
+    p.add_argument(
+        "--seconds", type=float, help=f"thinking time per move of the searching agents ({timed})"
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        help=f"search iterations per move of the searching agents ({timed}), instead of time",
+    )
     p.add_argument(
         "--clock",
         choices=["cpu", "wall"],
@@ -747,7 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _agents_help() -> str:
     from .ai import catalogue
 
-    return ", ".join(f"{a.name} ({a.label})" for a in catalogue()).replace("%", "%%")
+    return "; ".join(f"{a.name}: {a.help.rstrip('.')}" for a in catalogue()).replace("%", "%%")
 
 
 def _help_command(sub: Any, parser: argparse.ArgumentParser) -> None:
