@@ -775,8 +775,9 @@ def test_an_illegal_move_is_named_by_its_number_and_its_ply(tmp_path: Path) -> N
         Job(("moves", path, "--json")),
         Job(("show", path, "--no-legend")),
         Job(("perft", str(DATA / "perfect-illegal.json"), "--depth", "1")),
+        Job(("play", "--resume", path, "--no-color")),
     ]
-    replay_text, replay_json, moves, show, perft = run_many(jobs)
+    replay_text, replay_json, moves, show, perft, play = run_many(jobs)
     want = "move 3 (ply 2, HHCC@2,2/0) is illegal: Perfect Match"
     for command, proc in zip(("replay", "moves", "show"), (replay_text, moves, show), strict=True):
         assert proc.returncode == 1, (command, proc.stderr)
@@ -787,6 +788,8 @@ def test_an_illegal_move_is_named_by_its_number_and_its_ply(tmp_path: Path) -> N
     error = json.loads(replay_json.stdout)["error"]
     assert error["ply"] == 2 and error["move"] == "HHCC@2,2/0"
     assert "move 3" not in error["reason"]
+    assert play.returncode == 1 and play.stdout == ""
+    assert play.stderr.startswith(f"donutbox play: --resume {path}: {want}"), play.stderr
     # perft refuses a free game before it replays: whatever the reason, one line.
     assert perft.returncode in (1, 2) and len(perft.stderr.strip().splitlines()) == 1
 

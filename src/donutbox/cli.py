@@ -266,7 +266,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     others = "human" if args.vs == "hotseat" else args.vs
     if args.resume:
         record = read_record(args.resume)
-        game = Game.from_record(record)
+        game, problem = position(record)
+        if problem:  # a game cannot go on from a record that breaks the rules
+            warn("play", f"--resume {args.resume}: {problem}; nothing to resume")
+            return 1
         seats = record.get("agents")
         if not (
             isinstance(seats, list)
