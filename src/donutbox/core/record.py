@@ -144,8 +144,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
         game = Game.free_game(start, rules, names)
     elif "decks" in record:
         seed = _seed(record["seed"]) if "seed" in record else None
-        game = Game.deal(_decks(record["decks"], len(names)), rules, names)
-        game.seed = seed
+        game = Game.deal(_decks(record["decks"], len(names)), rules, names, seed)
         end = False
     elif "seed" in record:
         game = Game.new(rules, names, _seed(record["seed"]))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final, TypeVar
 
+from .errors import InputError
+
 _MASK: Final = (1 << 64) - 1
 _T = TypeVar("_T")
 
@@ -24,7 +26,7 @@ class SplitMix64:
 
     def __init__(self, seed: int) -> None:
         if not 0 <= seed < SEED_LIMIT:
-            raise ValueError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
+            raise InputError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
         self.state = seed
 
     def next64(self) -> int:
@@ -37,7 +39,7 @@ class SplitMix64:
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), n >= 1, without modulo bias."""
         if n <= 0:
-            raise ValueError("n must be positive")
+            raise InputError("n must be positive")
         limit = SEED_LIMIT - SEED_LIMIT % n
         while True:
             v = self.next64()

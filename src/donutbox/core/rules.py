@@ -55,11 +55,13 @@ class RuleOption:
         return tuple(c.value for c in self.choices)
 
     def choice(self, value: str) -> Choice:
-        """The choice named ``value`` (a KeyError if there is none)."""
+        """The choice named ``value`` (RecordError if there is none)."""
         for c in self.choices:
             if c.value == value:
                 return c
-        raise KeyError(value)
+        raise RecordError(
+            f"rules.{self.name} must be one of {', '.join(self.values)}, not {str(value)[:40]!r}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
