@@ -2,7 +2,8 @@
 
 Every command has ``--help``.  Bad input never shows a traceback: a record
 that cannot be read gives a one-line reason on standard error and exit
-status 2; an illegal move in a record gives status 1 (RULES.md section 9).
+status 2; an illegal move in a record gives status 1 (docs/notation.md, "The
+command line"; the specification's "Game records and notation").
 """
 
 from __future__ import annotations
@@ -607,7 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a game record (a path, or - for standard input).",
     )
     p.add_argument("record", help="record file, or - for standard input")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (RULES.md 9)")
+    p.add_argument(
+        "--json", action="store_true", help="print the result as JSON (fields: docs/notation.md)"
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
