@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import Rules
+from ..usage import plural
 from .match import GameResult, play_game
 from .stats import describe, wilson
 
@@ -284,7 +285,7 @@ def write_outputs(
 
 
 def summary_lines(summary: dict[str, Any]) -> Iterator[str]:
-    yield f"{summary['games']} games"
+    yield plural(summary["games"], "game")
     for name, a in summary["agents"].items():
         lo, hi = a["ci95"]
         yield (

@@ -109,10 +109,13 @@ def cmd_print(args: argparse.Namespace) -> int:
     except ImportError as err:
         raise UsageError(f"the PDF needs reportlab ({err}); pip install reportlab") from None
     write_atomic(out, data)
+    from ..usage import plural, printable
+
     backs = f" and {info.back_pages} of backs" if info.back_pages else ""
     print(
-        f"wrote {out}: {info.pages} pages: {info.cards} cards on {info.card_pages} "
-        f"sheets{backs}, {info.rules_pages} pages of rules, a reference card",
+        f"wrote {printable(str(out))}: {plural(info.pages, 'page')}: "
+        f"{plural(info.cards, 'card')} on {plural(info.card_pages, 'sheet')}{backs}, "
+        f"{plural(info.rules_pages, 'page')} of rules, a reference card",
         file=sys.stderr,
     )
     return 0
