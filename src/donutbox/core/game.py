@@ -1,6 +1,7 @@
 """A game in progress: players' trays and piles, turns, scores and the end.
 
-``Game`` is the authority on the rules (RULES.md sections 3 and 5-8).  It
+``Game`` is the authority on the rules (docs/spec.md, 'Setup',
+'Runs and boxes', 'Delivery', 'A turn' and 'The end').  It
 does no I/O.  Randomness enters only through a seed given to ``Game.new``;
 hidden information leaves only through ``view(player)``.
 """
@@ -227,7 +228,7 @@ class Game:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Game:
-        """Read a record (RULES.md section 9) and play all its moves.
+        """Read a record (docs/spec.md, 'Game records and notation') and play all its moves.
 
         Raises RecordError if it cannot be read, IllegalMove (with the ply in
         its message) at the first illegal move.

@@ -1,4 +1,4 @@
-"""Cells of the counter and the cards that cover them (RULES.md section 2).
+"""Cells of the counter and the cards that cover them (docs/spec.md, 'Geometry').
 
 A cell ``(x, y)`` is packed into one int, ``x + OFFSET + (y + OFFSET) * STRIDE``:
 ints hash and compare much faster than tuples in the hot paths, neighbours are
