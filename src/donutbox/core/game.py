@@ -1,8 +1,9 @@
 """A game in progress: players' trays and piles, turns, scores and the end.
 
-``Game`` is the authority on the rules (docs/spec.md, 'Setup',
-'Runs and boxes', 'Delivery', 'A turn' and 'The end').  It
-does no I/O.  Randomness enters only through a seed given to ``Game.new``;
+``Game`` is the authority on the rules (docs/spec.md, 'Setup', 'Runs and
+boxes', 'Delivery', 'A turn' and 'The end'); it asks its rules' policies
+(``policy.py``) how cards match and where they may sit, and ``movegen`` for
+the legal moves.  It does no I/O.  Randomness enters only through a seed given to ``Game.new``;
 hidden information leaves only through ``view(player)``.
 """
 
@@ -29,8 +30,9 @@ _new_state = tuple.__new__
 
 
 class Game:
-    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free`` or
-    ``Game.from_record``; change only with ``play`` (and ``end`` for a free game)."""
+    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free_game`` or
+    ``Game.from_record`` (or ``Game.from_state``); change only with ``play``
+    (and ``end`` for a free game).  Its fields are those of ``GameState``."""
 
     __slots__ = (
         "_delivered",

@@ -18,8 +18,6 @@ STRIDE: Final = 1 << 22
 
 EAST: Final = 1
 SOUTH: Final = STRIDE
-#: The four orthogonal neighbour offsets of a cell.
-NEIGHBOURS: Final = (-SOUTH, EAST, SOUTH, -EAST)
 
 #: Offsets from a card's position (its NW cell) to the cells it covers: NW, NE, SE, SW.
 QUADRANTS: Final = (0, EAST, EAST + SOUTH, SOUTH)
