@@ -1,7 +1,9 @@
 """A game in progress: players' trays and piles, turns, scores and the end.
 
-``Game`` is the authority on the rules (RULES.md sections 3 and 5-8).  It
-does no I/O.  Randomness enters only through a seed given to ``Game.new``;
+``Game`` is the authority on the rules (docs/spec.md, 'Setup', 'Runs and
+boxes', 'Delivery', 'A turn' and 'The end'); it asks its rules' policies
+(``policy.py``) how cards match and where they may sit, and ``movegen`` for
+the legal moves.  It does no I/O.  Randomness enters only through a seed given to ``Game.new``;
 hidden information leaves only through ``view(player)``.
 """
 
@@ -28,8 +30,9 @@ _new_state = tuple.__new__
 
 
 class Game:
-    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free`` or
-    ``Game.from_record``; change only with ``play`` (and ``end`` for a free game)."""
+    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free_game`` or
+    ``Game.from_record`` (or ``Game.from_state``); change only with ``play``
+    (and ``end`` for a free game).  Its fields are those of ``GameState``."""
 
     __slots__ = (
         "_delivered",
@@ -227,7 +230,7 @@ class Game:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Game:
-        """Read a record (RULES.md section 9) and play all its moves.
+        """Read a record (docs/spec.md, 'Game records and notation') and play all its moves.
 
         Raises RecordError if it cannot be read, IllegalMove (with the ply in
         its message) at the first illegal move.

@@ -81,21 +81,21 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
 class _FaceTable:
     """Memo tables of one face under one matching rule (see the module doc)."""
 
-    __slots__ = ("face", "fits", "lists", "match", "moves")
+    __slots__ = ("face", "lists", "match", "moves", "options")
 
     def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
         self.match = match
-        self.fits: dict[int, tuple[tuple[int, str], ...]] = {}
+        self.options: dict[int, tuple[tuple[int, str], ...]] = {}  # fits per requirement
         self.lists: dict[int, list[Move]] = {}
         self.moves: dict[int, dict[tuple[int, str], Move]] = {}
 
     def build(self, pk: int) -> list[Move]:
         p = pk >> 16
         key = pk & 0xFFFF
-        options = self.fits.get(key)
+        options = self.options.get(key)
         if options is None:
-            options = self.fits[key] = self.match.fits(self.face, key)
+            options = self.options[key] = self.match.fits(self.face, key)
         if not options:
             self.lists[pk] = _NONE
             return _NONE

@@ -1,4 +1,5 @@
-"""Game records, ``donutbox/1`` (RULES.md section 9): read, check, write.
+"""Game records, ``donutbox/1`` (docs/spec.md, 'Game records and notation'):
+read, check, write.
 
 Reading is strict: anything the format does not allow is refused with a
 ``RecordError`` whose one-line message names the field.  Unknown top-level

@@ -1,4 +1,5 @@
-"""The project's own seeded generator (RULES.md section 9, ``seed``).
+"""The project's own seeded generator (docs/spec.md, 'Game records and
+notation', ``seed``).
 
 SplitMix64 with rejection sampling for bounded integers: tiny, fast enough
 for shuffling decks, and fully specified here, so that a seed gives the same
