@@ -1,4 +1,4 @@
-"""The ``donutbox`` command line (RULES.md section 9, command-line contract).
+"""The ``donutbox`` command line (docs/spec.md, "Command-line contract").
 
 Every command runs in a subprocess, many at once (each is a fresh
 interpreter).  Bad input of any kind must give exit status 2, exactly one line
@@ -24,7 +24,7 @@ AB = ["Ann", "Bob"]
 B5 = ["BBBB"] * 5
 DECKS = [["BBBB"] * 4 + ["CCCC", "BBBB"], B5]
 
-# The table of RULES.md section 1, copied by hand (halves, threes, rainbows, rolls).
+# The table of docs/spec.md, "Components", copied by hand (halves, threes, rainbows, rolls).
 HALVES = Counter(["CCSS", "CCHH", "CCBB", "SSHH", "SSBB", "HHBB"] * 2)
 THREES = Counter(["CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH"])
 RAINBOWS = Counter(["CSHB", "CSBH", "CHSB", "CHBS"])
@@ -219,7 +219,7 @@ def test_new_with_options_gives_a_record_that_replays(tmp_path: Path) -> None:
         ("--names", "Ann"),
         ("--names", ",,"),
         ("--names", "A,B,C,D,E"),
-        ("--names", "Ann," + "x" * 201),  # a record may not hold it (RULES.md 9)
+        ("--names", "Ann," + "x" * 201),  # a record may not hold it (docs/notation.md, Limits)
         ("--out", "/nonexistent-dir/sub/x.json"),
         ("--bogus",),
     ],

@@ -3,7 +3,7 @@
 Every command has ``--help``.  Bad input never shows a traceback: a record
 that cannot be read gives a one-line reason on standard error and exit
 status 2; an illegal move in a record gives status 1 (docs/notation.md, "The
-command line"; the specification's "Game records and notation").
+command line"; docs/spec.md, "Command-line contract").
 """
 
 from __future__ import annotations
