@@ -1,0 +1,90 @@
+// The side panel: scores (with each player's mark), who is watching, the
+// clocks, the moves, the end-of-game summary.
+
+import { $, h } from "./dom.js";
+import { store } from "./store.js";
+import { markIcon, player } from "./palette.js";
+import { timeLeft, formatClock } from "./online.js";
+
+export function drawSide() {
+  const s = store.state;
+  const t = $("#scores");
+  t.replaceChildren();
+  s.players.forEach((name, p) => {
+    const tr = h("tr");
+    if (s.to_move === p && !s.finished) tr.className = "turn";
+    const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
+    const first = h("td");
+    first.append(markIcon(p), h("span", { className: "name" }, `${name}${who}`));
+    first.style.color = player(p).colour;
+    if (s.presence) first.prepend(presenceDot(p));
+    if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
+    tr.append(first);
+    for (const text of [`${s.scores[p]} pts`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, `pile ${s.pile_sizes[p]}`]) {
+      tr.append(h("td", {}, text));
+    }
+    t.append(tr);
+  });
+  drawNotes();
+  drawWatchers();
+  drawClocks();
+  const log = $("#log");
+  log.replaceChildren();
+  for (const m of s.history) log.append(h("li", {}, m));
+  log.scrollTop = log.scrollHeight;
+  const summary = $("#summary");
+  summary.hidden = !s.finished;
+  summary.replaceChildren();
+  if (s.finished) {
+    const names = (ps) => (ps.length ? ps.map((p) => s.players[p]).join(" and ") : "nobody");
+    summary.append(h("h3", {}, `Game over — winner: ${s.winners.map((p) => s.players[p]).join(", ")}`));
+    const ul = h("ul");
+    for (const d of s.deliveries) {
+      ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
+    }
+    summary.append(ul);
+  }
+}
+
+// "Practice game" (an undo used against the AI, or a chosen deal) and how
+// many moves were taken back, where the server says so.
+function drawNotes() {
+  const s = store.state;
+  const notes = [];
+  if (s.practice) notes.push("Practice game");
+  if (typeof s.takebacks === "number" && s.takebacks > 0) notes.push(`${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}`);
+  const p = $("#notes");
+  p.hidden = !notes.length;
+  p.textContent = notes.join(" · ");
+}
+
+// A dot by each name online: filled when that seat is connected.
+function presenceDot(p) {
+  const s = store.state;
+  const ai = s.seats[p] !== "human";
+  const on = ai || s.presence.connected[p];
+  const title = ai ? "the server's AI" : on ? "connected" : "not connected";
+  return h("span", { className: `dot ${ai ? "ai" : on ? "on" : "off"}`, title, "aria-label": title });
+}
+
+export function drawWatchers() {
+  const s = store.state;
+  const w = $("#watchers");
+  const n = s && s.presence ? s.presence.spectators : 0;
+  w.hidden = !s || !s.presence;
+  w.textContent = `${n} spectator${n === 1 ? "" : "s"} watching`;
+}
+
+export function drawClocks() {
+  const s = store.state, online = store.online;
+  if (!s || !s.clock || !online) return;
+  const now = performance.now();
+  document.querySelectorAll("#scores .clock").forEach((span) => {
+    const p = Number(span.dataset.seat);
+    const left = timeLeft(s.clock, p, online.arrived, now);
+    span.textContent = (s.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
+    span.classList.toggle("running", s.clock.running === p && !s.finished);
+    span.classList.toggle("low", left !== null && left < 30000);
+    span.title = s.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
+  });
+}
