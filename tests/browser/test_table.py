@@ -1,0 +1,218 @@
+"""The bugs a tried-out game met (issue 13, "Bugs to fix first"), in real
+Chromium against a real `donutbox serve`: each test fails on the page as it
+was before the fix.  Expected values come from the rules and the page's
+documented behaviour, not from the page's own output."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import page_for, post
+
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+ROOT = Path(__file__).resolve().parents[2]
+PLACE_RE = re.compile(r"^([A-Z]{4})@(-?\d+),(-?\d+)/(\d+)(?:=([CSHB]))?$")
+
+
+def _state(page: Any) -> dict[str, Any]:
+    return page.evaluate("() => window.donutbox.state")  # type: ignore[no-any-return]
+
+
+def _placements(state: dict[str, Any]) -> list[str]:
+    """Placements with no Cinnamon Roll lock to choose (one move per place)."""
+    places = [m for m in state["legal"] if PLACE_RE.match(m)]
+    return [m for m in places if sum(p.split("=")[0] == m.split("=")[0] for p in places) == 1]
+
+
+def _aim(page: Any, move: str) -> Any:
+    """Pick and turn the move's card through the page's controls; return its
+    place on the counter (not clicked)."""
+    p = PLACE_RE.match(move)
+    assert p is not None
+    face, x, y, rot = p.group(1), p.group(2), p.group(3), int(p.group(4))
+    page.click(f"#tray .card >> nth={_state(page)['tray'].index(face)}")
+    for _ in range(((rot - page.evaluate("window.donutbox.rotation")) // 90) % 4):
+        page.click("#btn-rotate")
+    assert page.evaluate("window.donutbox.rotation") == rot
+    return page.locator(f"#board .ghost[aria-label='place {face} at {x},{y}']")
+
+
+def _settle(page: Any) -> None:
+    """Let the page run what a reply set off (its promises, a redraw)."""
+    page.evaluate("() => new Promise((r) => setTimeout(r, 300))")
+
+
+def test_a_late_reply_to_a_move_never_takes_the_page_back(live: str, chromium: Any) -> None:
+    # Against a fast AI: the reply to the human's move (the position before
+    # the AI answered, "thinking") is held until the socket has brought the
+    # position after the AI's answer.  The late reply must not replace it:
+    # the page shows the newer state and is not stuck on "... is thinking".
+    game = post(live + "/api/games", {"opponent": "random", "seed": 5})
+    page = page_for(chromium, f"{live}/#game={game['id']}", game.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    held: list[Any] = []
+    page.route("**/api/games/*/moves", lambda route: held.append(route))
+    version = _state(page)["version"]
+    _aim(page, _placements(_state(page))[0]).dispatch_event("click")
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the page did not send the move"
+    reply = held[0].fetch()  # the server plays it; the AI answers over the socket
+    late = reply.json()
+    page.wait_for_function(
+        "v => { const s = window.donutbox.state; return s.version > v && !s.thinking; }",
+        arg=late["version"],
+    )
+    newer = _state(page)
+    assert late["version"] == version + 1 and late["thinking"] is True
+    held[0].fulfill(response=reply)
+    _settle(page)
+    assert _state(page)["version"] == newer["version"]
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    assert "thinking" not in page.inner_text("#status")
+    page.context.close()
+
+
+def test_a_focused_place_has_a_tidy_ring_not_the_browsers(live: str, chromium: Any) -> None:
+    # Chromium draws its focus ring at the board's zoom: a huge disc.  A place
+    # with keyboard focus has no outline, and a thicker stroke instead.
+    game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
+    page = page_for(chromium, f"{live}/#game={game['id']}", game.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    ghost = _aim(page, _placements(_state(page))[0])
+    resting = float(ghost.evaluate("g => parseFloat(getComputedStyle(g).strokeWidth)"))
+    page.focus("#board")
+    for _ in range(10):  # Tab from the counter to the first place
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.classList.contains('ghost')"):
+            break
+    focused = page.locator("#board .ghost:focus")
+    expect(focused).to_have_count(1)
+    assert focused.evaluate("g => g.matches(':focus-visible')")
+    style = focused.evaluate(
+        "g => { const s = getComputedStyle(g); return [s.outlineStyle, parseFloat(s.strokeWidth)]; }"
+    )
+    assert style[0] == "none", style
+    assert style[1] > resting, (style, resting)
+    page.context.close()
+
+
+def test_no_request_fails_while_the_page_loads(live: str, chromium: Any) -> None:
+    # No favicon.ico 404: the page names its icon, a file under /static.
+    failed: list[str] = []
+    page = page_for(chromium, "")
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    page.goto(live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    href = page.get_attribute("link[rel=icon]", "href")
+    assert href == "/static/favicon.svg"
+    with urllib.request.urlopen(live + href, timeout=10) as r:
+        assert r.headers["content-type"].startswith("image/svg+xml")
+        assert b"<svg" in r.read()
+    _settle(page)
+    assert failed == []
+    page.context.close()
+
+
+def test_no_preview_is_asked_once_the_move_is_made(live: str, chromium: Any) -> None:
+    # The pointer reaches a place and clicks it at once: the preview the
+    # pointer's arrival would have asked for (after a short rest) is not sent,
+    # as the move is on its way (it would be refused: 422).
+    game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
+    page = page_for(chromium, f"{live}/#game={game['id']}", game.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url.split("?")[0].rsplit("/", 1)[-1]))
+    refused: list[int] = []
+    page.on("response", lambda r: refused.append(r.status) if r.status >= 400 else None)
+    # The move's reply is slowed down, so that it is still on its way when
+    # the preview's rest would be over.
+    page.route("**/api/games/*/moves", lambda route: (page.wait_for_timeout(600), route.continue_()))
+    ghost = _aim(page, _placements(_state(page))[0])
+    ghost.evaluate(
+        "g => { g.dispatchEvent(new MouseEvent('mouseenter'));"
+        " g.dispatchEvent(new MouseEvent('click', {bubbles: true})); }"
+    )
+    page.wait_for_function("() => window.donutbox.state.history.length === 1")
+    _settle(page)
+    assert "moves" in sent
+    assert "preview" not in sent[sent.index("moves") :], sent
+    assert refused == []
+    page.context.close()
+
+
+def test_undo_is_offered_only_when_there_is_a_move_to_take_back(
+    live: str, chromium: Any
+) -> None:
+    # Against the AI, the AI starting: its first move is not the human's to
+    # take back, so no Undo; a new hotseat game has no move at all.
+    game = post(live + "/api/games", {"opponent": "random", "human_seat": 1, "seed": 6})
+    page = page_for(chromium, f"{live}/#game={game['id']}", game.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    assert len(_state(page)["history"]) == 1
+    expect(page.locator("#btn-undo")).to_be_hidden()
+    # After the human's own move (and the AI's answer), Undo is there.
+    _aim(page, _placements(_state(page))[0]).dispatch_event("click")
+    page.wait_for_function("() => window.donutbox.state.history.length === 3")
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    expect(page.locator("#btn-undo")).to_be_visible()
+    page.click("#btn-undo")
+    page.wait_for_function("() => window.donutbox.state.history.length === 1")
+    expect(page.locator("#btn-undo")).to_be_hidden()
+    expect(page.locator("#error")).to_be_hidden()
+    hot = post(live + "/api/games", {"opponent": "hotseat", "seed": 3}, game.get("owner_token"))
+    page.goto(f"{live}/#game={hot['id']}")
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    expect(page.locator("#btn-undo")).to_be_hidden()
+    page.context.close()
+
+
+def test_a_finished_game_offers_no_move_controls(live: str, chromium: Any) -> None:
+    # A finished game (deadlock.json ends by a deadlock): no tray, no Rotate,
+    # no Undo; Replay and Export record are there.
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={done['id']}", done.get("owner_token"))
+    expect(page.locator("#status")).to_have_text("Game over.")
+    for hidden in ("#tray", "#btn-rotate", "#btn-undo", "#btn-hint"):
+        expect(page.locator(hidden)).to_be_hidden()
+    assert page.locator("#board .ghost").count() == 0
+    expect(page.locator("#btn-replay")).to_be_visible()
+    expect(page.locator("#btn-export")).to_be_visible()
+    # Keys that turn or pick a card do nothing either.
+    page.keyboard.press("r")
+    assert page.evaluate("window.donutbox.rotation") == 0
+    page.context.close()
+
+
+def test_a_newly_drawn_card_starts_unturned_and_the_old_preview_goes(
+    live: str, chromium: Any
+) -> None:
+    # The player turns a card, sees its preview, and places it; the AI
+    # answers.  On the player's next turn the tray holds a newly drawn card:
+    # nothing is turned (rotation 0, every tray card drawn as dealt), and the
+    # preview of the card placed is gone.
+    game = post(live + "/api/games", {"opponent": "random", "seed": 9})
+    page = page_for(chromium, f"{live}/#game={game['id']}", game.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    turned = [m for m in _placements(_state(page)) if not m.split("/")[1].startswith("0")]
+    assert turned, "this deal has no turned placement at the start"
+    ghost = _aim(page, turned[0])
+    ghost.dispatch_event("mouseenter")
+    expect(page.locator("#preview")).to_contain_text("seals")
+    ghost.dispatch_event("click")
+    page.wait_for_function(
+        "() => window.donutbox.state.history.length === 2 && !window.donutbox.state.thinking"
+    )
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    assert page.evaluate("window.donutbox.rotation") == 0
+    expect(page.locator("#preview")).to_have_text("")
+    page.context.close()
