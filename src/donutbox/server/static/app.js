@@ -20,7 +20,7 @@ import { store, subscribe, myTurn, curtained, set } from "./store.js";
 import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
-import { drawSide, drawClocks } from "./log.js";
+import { drawSide, drawClocks, drawLastMoves } from "./log.js";
 import { drawReplay, setupReplay } from "./replay.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
 import { load, undo } from "./local.js";
@@ -46,7 +46,10 @@ function render(why, before) {
   const s = store.state;
   if (!s) return;
   const moved = why === "state" && (!before || before.id !== s.id || before.version !== s.version);
-  if (moved) $("#preview").textContent = ""; // it was about the old position
+  if (moved) {
+    $("#preview").textContent = ""; // it was about the old position
+    drawLastMoves();
+  }
   $("#status").textContent = status(s);
   document.title = (myTurn(s) ? "▶ Your turn — " : "") + "donutbox";
   const cover = curtained();

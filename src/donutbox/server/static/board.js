@@ -5,6 +5,7 @@
 import { $, el, NAMES, PLACE_RE, SVGNS, rotate } from "./dom.js";
 import { store, curtained, hintShown } from "./store.js";
 import { player, neutral, markShape } from "./palette.js";
+import { recentPlaces, leader, leadText } from "./recent.js";
 
 let view = { x: -6, y: -6, w: 14, h: 14 };
 const SPOTS = [[0, 0], [1, 0], [1, 1], [0, 1]];
@@ -83,6 +84,15 @@ export function drawBoard(on, refit = false) {
     g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${s.players[c.owner] || owner.name}'s` : ", the start card");
     svg.append(g);
   }
+  if (!store.replay) {
+    // The cards placed since the viewer's last turn, outlined in their
+    // player's colour; each open box's value and its leader's mark.
+    for (const r of recentPlaces(s)) {
+      const c = player(r.mover).colour;
+      svg.append(el("rect", { x: r.x + 0.02, y: r.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "last", stroke: c, "data-ply": r.ply }));
+    }
+    for (const box of s.boxes) svg.append(badge(s, box));
+  }
   if (store.replay || s.finished || !s.legal.length || curtained()) return;
   const face = s.tray[store.selected];
   const spots = placements().get(`${face}/${store.rotation}`) || new Map();
@@ -105,10 +115,26 @@ export function drawBoard(on, refit = false) {
     for (const [x, y] of box.cells) {
       const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "run hint" : "run" });
       hit.addEventListener("click", () => on.run(box, mine));
-      hit.append(el("title", {}, `${box.size} donuts, ${box.points} points`));
+      hit.append(el("title", {}, `${box.size} donuts, ${box.points} points; ${leadText(s, box)}`));
       svg.append(hit);
     }
   }
+}
+
+// An open box's value, at its first cell, with the mark of who leads it.
+function badge(s, box) {
+  const { leaders } = leader(box);
+  const [x, y] = box.cells.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));
+  const g = el("g", { class: "badge", "pointer-events": "none" });
+  g.append(el("rect", { x: x + 0.52, y: y + 0.02, width: 0.46, height: 0.26, rx: 0.08 }));
+  g.append(el("text", { x: x + 0.66, y: y + 0.22 }, String(box.points)));
+  if (leaders.length === 1) {
+    const who = player(leaders[0]);
+    g.append(markShape(who.mark, x + 0.87, y + 0.15, 0.17, { fill: who.colour, stroke: "#fff", "stroke-width": 0.02 }));
+  } else if (leaders.length > 1) {
+    g.append(el("text", { x: x + 0.83, y: y + 0.22, class: "tie" }, "="));
+  }
+  return g;
 }
 
 // The picked card drawn faintly at (x, y), turned as chosen.

@@ -5,6 +5,7 @@ import { $, h } from "./dom.js";
 import { store } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
+import { recentMoves, say, leadText } from "./recent.js";
 
 export function drawSide() {
   const s = store.state;
@@ -26,6 +27,7 @@ export function drawSide() {
     t.append(tr);
   });
   drawNotes();
+  drawOpenBoxes();
   drawWatchers();
   drawClocks();
   const log = $("#log");
@@ -44,6 +46,26 @@ export function drawSide() {
     }
     summary.append(ul);
   }
+}
+
+// What the others did since the viewer's last turn, in words (a live
+// region: screen readers announce it).  Drawn for a new position only.
+export function drawLastMoves() {
+  const s = store.state;
+  const out = $("#last-move");
+  const recent = store.replay ? [] : recentMoves(s);
+  out.textContent = recent.map((r) => say(s, r)).join(" ");
+  out.hidden = !recent.length;
+}
+
+// Each open box: its size and value, and who holds the most of it.
+function drawOpenBoxes() {
+  const s = store.state;
+  const ul = $("#open-boxes");
+  ul.replaceChildren();
+  const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
+  $("#open-boxes-head").hidden = !open.length;
+  for (const box of open) ul.append(h("li", {}, `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}: ${leadText(s, box)}`));
 }
 
 // "Practice game" (an undo used against the AI, or a chosen deal) and how
