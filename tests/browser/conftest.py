@@ -152,8 +152,16 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = db.with_suffix(".log")
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(port)]
-            + ["--db", f"sqlite:///{db}"],
+            [
+                sys.executable,
+                "-m",
+                "donutbox.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--db",
+                f"sqlite:///{db}",
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "NO_COLOR": "1"},

@@ -98,7 +98,8 @@ def test_a_focused_place_has_a_tidy_ring_not_the_browsers(live: str, chromium: A
     expect(focused).to_have_count(1)
     assert focused.evaluate("g => g.matches(':focus-visible')")
     style = focused.evaluate(
-        "g => { const s = getComputedStyle(g); return [s.outlineStyle, parseFloat(s.strokeWidth)]; }"
+        "g => { const s = getComputedStyle(g);"
+        " return [s.outlineStyle, parseFloat(s.strokeWidth)]; }"
     )
     assert style[0] == "none", style
     assert style[1] > resting, (style, resting)
@@ -135,7 +136,9 @@ def test_no_preview_is_asked_once_the_move_is_made(live: str, chromium: Any) -> 
     page.on("response", lambda r: refused.append(r.status) if r.status >= 400 else None)
     # The move's reply is slowed down, so that it is still on its way when
     # the preview's rest would be over.
-    page.route("**/api/games/*/moves", lambda route: (page.wait_for_timeout(600), route.continue_()))
+    page.route(
+        "**/api/games/*/moves", lambda route: (page.wait_for_timeout(600), route.continue_())
+    )
     ghost = _aim(page, _placements(_state(page))[0])
     ghost.evaluate(
         "g => { g.dispatchEvent(new MouseEvent('mouseenter'));"
@@ -149,9 +152,7 @@ def test_no_preview_is_asked_once_the_move_is_made(live: str, chromium: Any) -> 
     page.context.close()
 
 
-def test_undo_is_offered_only_when_there_is_a_move_to_take_back(
-    live: str, chromium: Any
-) -> None:
+def test_undo_is_offered_only_when_there_is_a_move_to_take_back(live: str, chromium: Any) -> None:
     # Against the AI, the AI starting: its first move is not the human's to
     # take back, so no Undo; a new hotseat game has no move at all.
     game = post(live + "/api/games", {"opponent": "random", "human_seat": 1, "seed": 6})
@@ -215,4 +216,73 @@ def test_a_newly_drawn_card_starts_unturned_and_the_old_preview_goes(
     expect(page.locator("#status")).to_contain_text("Your turn")
     assert page.evaluate("window.donutbox.rotation") == 0
     expect(page.locator("#preview")).to_have_text("")
+    page.context.close()
+
+
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_the_last_move_is_marked_and_told_and_owners_have_marks(live: str, chromium: Any) -> None:
+    # Hotseat, deal 21: Player 1 places a card (through the API, as another
+    # tab would); Player 2 takes the device and sees where it went, outlined
+    # in Player 1's colour, and reads it in words.  Colours and marks are the
+    # one palette's: player 1 green with a circle, player 2 red with a
+    # triangle (look.palette(), the PDF's decks).
+    from donutbox.render import look
+
+    palette = look.palette()["players"]
+    game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
+    token = game.get("owner_token")
+    page = page_for(chromium, f"{live}/#game={game['id']}", token)
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    expect(page.locator("#last-move")).to_be_hidden()
+    move = _placements(game)[0]
+    p = PLACE_RE.match(move)
+    assert p is not None
+    x, y = int(p.group(2)), int(p.group(3))
+    post(f"{live}/api/games/{game['id']}/moves", {"move": move, "version": 0}, token)
+    page.click("text=I am Player 2: show my cards")
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 2")
+    expect(page.locator("#last-move")).to_have_text(f"Player 1 placed a card at {x},{y}.")
+    assert page.get_attribute("#last-move", "aria-live") == "polite"
+    last = page.locator("#board rect.last")
+    expect(last).to_have_count(1)
+    assert float(last.get_attribute("x") or "nan") == pytest.approx(x + 0.02)
+    assert float(last.get_attribute("y") or "nan") == pytest.approx(y + 0.02)
+    assert last.get_attribute("stroke") == palette[0]["colour"]
+    # The card's cells are edged in Player 1's colour and carry their mark.
+    edges = page.locator(f"#board g rect[stroke='{palette[0]['colour']}']")
+    expect(edges).to_have_count(4)
+    assert page.locator("#board .owner-mark").count() == 4
+    marks = page.locator("#scores .mark").evaluate_all(
+        "ms => ms.map((m) => m.getAttribute('aria-label'))"
+    )
+    assert marks == [f"{d['name']} {d['mark']}" for d in palette[:2]]
+    name = page.locator("#scores tr >> nth=0 >> td >> nth=0")
+    assert name.evaluate("td => getComputedStyle(td).color") == _rgb(palette[0]["colour"])
+    page.context.close()
+
+
+def test_each_open_box_shows_its_value_and_who_leads_it(live: str, chromium: Any) -> None:
+    # The record of test_web's box test: start card CCCC, Ann lays CCCC
+    # beside it (a C run of 8: Ann holds 4, the start card 4), Bob swaps.
+    # The open run is worth 8 and Ann leads it by 4 (Bob holds none).
+    record = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        "moves": ["CCCC@2,0/0", "swap BBBB"],
+    }
+    state = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={state['id']}", state.get("owner_token"), width=390)
+    expect(page.locator("#status")).to_contain_text("Your turn, Ann")
+    expect(page.locator("#open-boxes li")).to_have_count(1)
+    expect(page.locator("#open-boxes li")).to_have_text("8 donuts, 8 pts at 0,0: Ann ahead by 4")
+    badge = page.locator("#board .badge")
+    expect(badge).to_have_count(1)
+    assert badge.locator("text").first.text_content() == "8"
+    assert badge.locator("circle").count() == 1  # Ann's mark: the first player's circle
+    expect(page.locator("#last-move")).to_have_text("Bob swapped a card.")
     page.context.close()
