@@ -286,3 +286,68 @@ def test_each_open_box_shows_its_value_and_who_leads_it(live: str, chromium: Any
     assert badge.locator("circle").count() == 1  # Ann's mark: the first player's circle
     expect(page.locator("#last-move")).to_have_text("Bob swapped a card.")
     page.context.close()
+
+
+def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
+    live: str, chromium: Any
+) -> None:
+    # The rule options and the opponents are /api/meta's (the rules' one
+    # schema, the agent catalogue), each with its one-line help shown; the
+    # online form sends "Allow takebacks" (off unless ticked) and no seed.
+    page = page_for(chromium, live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    meta = page.evaluate("() => fetch('/api/meta').then((r) => r.json())")
+    local = page.locator("#new-game")
+    for option in meta["rules"]:
+        field = local.locator(f"[name={option['name']}]")
+        expect(field).to_have_count(1)
+        help_id = field.get_attribute("aria-describedby")
+        assert help_id
+        if option["kind"] == "flag":
+            assert field.get_attribute("type") == "checkbox"
+            assert field.is_checked() is option["default"]
+            expect(page.locator(f"#{help_id}")).to_have_text(option["help"])
+            continue
+        values = field.locator("option").evaluate_all("os => os.map((o) => [o.value, o.text])")
+        assert values == [[c["value"], c["label"]] for c in option["choices"]]
+        assert field.input_value() == option["default"]
+        for c in option["choices"]:
+            field.select_option(c["value"])
+            expect(page.locator(f"#{help_id}")).to_have_text(c["help"] or option["help"])
+    opponents = local.locator("select[name=opponent] option").evaluate_all(
+        "os => os.map((o) => o.value)"
+    )
+    assert opponents == [a["name"] for a in meta["agents"]] + ["hotseat"]
+    for a in meta["agents"]:
+        local.locator("select[name=opponent]").select_option(a["name"])
+        expect(page.locator("#opponent-help")).to_have_text(a["help"])
+        if a["timed"]:  # a time budget to set only for an agent that takes one
+            expect(local.locator(".seconds")).to_be_visible()
+        else:
+            expect(local.locator(".seconds")).to_be_hidden()
+    kinds = page.locator("#online-seats select >> nth=0").locator("option")
+    assert kinds.evaluate_all("os => os.map((o) => o.value)") == ["human"] + [
+        a["name"] for a in meta["agents"]
+    ]
+    sent: list[dict[str, Any]] = []
+
+    def keep(request: Any) -> None:
+        if request.method == "POST" and request.url.endswith("/api/online"):
+            sent.append(request.post_data_json)
+
+    page.on("request", keep)
+    online = page.locator("#new-online")
+    online.locator("button[type=submit]").click()
+    expect(page.locator("#online-links")).to_be_visible()
+    online_checkbox = online.locator("input[name=takebacks]")
+    page.click("#btn-new")
+    online_checkbox.check()
+    online.locator("button[type=submit]").click()
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        page.wait_for_timeout(50)
+    assert [body["takebacks"] for body in sent] == [False, True]
+    assert all("seed" not in body for body in sent)
+    assert [set(body) >= {o["name"] for o in meta["rules"]} for body in sent] == [True, True]
+    page.context.close()
