@@ -13,23 +13,15 @@ import random
 import time
 from typing import Any
 
-from ..core import DonutboxError, Game, IllegalMove, Move, PlayerView
+from ..core import DonutboxError, Game, Move, PlayerView
 from ..summary import sorted_moves
+from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
 from .storage import StaleVersion, Store, StoredGame
 
 HUMAN = "human"
 ONLINE = "online"
 SPECTATOR = -1
-
-
-class ActionError(Exception):
-    """An intent refused: ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
 
 
 class GameSession:
@@ -55,6 +47,9 @@ class GameSession:
         #: A takeback asked for and not yet answered: (asking seat, version,
         #: seats that have agreed).  Kept in memory only.
         self.takeback: tuple[int, int, set[int]] | None = None
+        #: Seats that have joined since the game was loaded (the clocks start
+        #: once every human seat has).
+        self.joined: set[int] = set()
         self._public: tuple[int, list[dict[str, Any]], list[dict[str, Any]]] = (-1, [], [])
 
     @property
@@ -134,24 +129,25 @@ class GameSession:
     # -- acting ---------------------------------------------------------------
 
     async def act(self, move_text: str, version: int, seat: int | None = None) -> None:
-        """Play a human's move; ActionError if it is stale or illegal."""
+        """Play a human's move; Stale, NotAllowed or Invalid if it is stale, not
+        this seat's, or illegal."""
         self._fresh(version)
         p = self.game.to_move
         if p is None:
-            raise ActionError(422, "the game is over")
+            raise Invalid("the game is over")
         if self.seats[p] != HUMAN or (seat is not None and seat != p):
-            raise ActionError(403, "it is not your turn")
+            raise NotAllowed("it is not your turn")
         await self._commit(move_text)
 
     async def play_ai(self, move: Move | str) -> None:
         if not self.ai_to_move():
-            raise ActionError(409, "it is not the AI's turn")
+            raise Conflict("it is not the AI's turn")
         await self._commit(str(move))
 
     async def play_for_timed_out(self, seat: int, move: Move | str) -> None:
         """The server's AI moves for a human whose clock ran out."""
         if self.timed_out() != seat:
-            raise ActionError(409, "that player's clock has not run out")
+            raise Conflict("that player's clock has not run out")
         await self._commit(str(move), timed_out=True)
 
     async def _commit(self, move_text: str, timed_out: bool = False) -> None:
@@ -160,7 +156,7 @@ class GameSession:
         try:
             trial.play(move_text)
         except DonutboxError as err:
-            raise ActionError(422, str(err)) from None
+            raise Invalid(str(err)) from None
         clock = copy.deepcopy(self.clock)
         if clock is not None and mover is not None:
             clock.moved(mover, time.monotonic(), timed_out)
@@ -177,7 +173,7 @@ class GameSession:
                 self.id, self.version, game.to_record(), game.finished, options
             )
         except StaleVersion:
-            raise ActionError(409, "stale state: the game was changed elsewhere") from None
+            raise Stale("stale state: the game was changed elsewhere") from None
         if options is not None:
             self.options = options
         self.clock = clock
@@ -215,11 +211,11 @@ class GameSession:
         at once (no other human to ask)."""
         self._fresh(version)
         if self.game.finished:
-            raise ActionError(422, "takeback: the game is over")
+            raise Invalid("takeback: the game is over")
         if self._last_ply_of(seat) is None:
-            raise ActionError(422, "takeback: you have no move to take back")
+            raise Invalid("takeback: you have no move to take back")
         if self.takeback is not None:
-            raise ActionError(409, "takeback: one is already waiting for an answer")
+            raise Conflict("takeback: one is already waiting for an answer")
         self.takeback = (seat, version, {seat})
         return await self._takeback_if_agreed()
 
@@ -227,10 +223,10 @@ class GameSession:
         """Another player answers; True if the move was taken back."""
         self._fresh(version)
         if self.takeback is None:
-            raise ActionError(422, "answer: no takeback was asked for")
+            raise Invalid("answer: no takeback was asked for")
         by, _asked_at, agreed = self.takeback
         if seat == by:
-            raise ActionError(422, "answer: you asked for this takeback")
+            raise Invalid("answer: you asked for this takeback")
         if not accept:
             self.takeback = None
             return False
@@ -257,17 +253,14 @@ class GameSession:
 
     def _fresh(self, version: int) -> None:
         if version != self.version:
-            raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
+            raise Stale(f"stale state: version {version}, the game is at {self.version}")
 
     async def _truncate(self, cut: int) -> None:
         """Go back to the position before ply ``cut`` (a new, higher version)."""
         record = self.game.to_record()
         record["moves"] = [str(m) for m in self.game.history][:cut]
         record.pop("end", None)
-        try:
-            game = Game.from_record(record)
-        except IllegalMove as err:  # cannot happen: a prefix of a legal game
-            raise ActionError(500, str(err)) from None
+        game = Game.from_record(record)  # a prefix of a legal game: legal
         clock = copy.deepcopy(self.clock)
         if clock is not None:
             clock.turn_started = time.monotonic()
@@ -277,7 +270,7 @@ class GameSession:
         """Take back the last human move (and the AI replies after it); in
         hotseat, the last move.  (Online games use takebacks instead.)"""
         if self.online:
-            raise ActionError(403, "undo: online games take back a move only by consent")
+            raise NotAllowed("undo: online games take back a move only by consent")
         self._fresh(version)
         history = [str(m) for m in self.game.history]
         n = self.game.players
@@ -290,7 +283,7 @@ class GameSession:
                     cut = ply
                     break
         if cut is None:
-            raise ActionError(422, "undo: there is no move of yours to take back")
+            raise Invalid("undo: there is no move of yours to take back")
         await self._truncate(cut)
 
     def preview(self, move_text: str, seat: int | None = None) -> dict[str, Any]:
@@ -299,13 +292,13 @@ class GameSession:
         shown)."""
         to_act = self.human_seat_to_act()
         if to_act is None or (seat is not None and seat != to_act):
-            raise ActionError(403, "it is not your turn")
+            raise NotAllowed("it is not your turn")
         trial = self.game.copy()
         before = len(trial.deliveries)
         try:
             trial.play(move_text)
         except DonutboxError as err:
-            raise ActionError(422, str(err)) from None
+            raise Invalid(str(err)) from None
         seals = [d.to_dict() for d in trial.deliveries[before:] if d.how != "end"]
         return {
             "move": move_text,
@@ -319,9 +312,9 @@ class GameSession:
         self._fresh(version)
         seat = self.human_seat_to_act()
         if seat is None or self.game.finished:
-            raise ActionError(403, "hint: it is not your turn")
+            raise NotAllowed("hint: it is not your turn")
         if self.game.free:
-            raise ActionError(422, "hint: a free game (a record without decks) has no tray")
+            raise Invalid("hint: a free game (a record without decks) has no tray")
         return self.game.view(seat)
 
     def ai_view(self) -> tuple[PlayerView, int] | None:
