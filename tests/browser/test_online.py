@@ -370,7 +370,10 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
 ) -> None:
     game = _post(
         server.url + "/api/online",
-        {"seats": [{"kind": "human", "name": "Cy"}, {"kind": "human", "name": "Di"}], "seed": 8},
+        {
+            "seats": [{"kind": "human", "name": "Cy"}, {"kind": "human", "name": "Di"}],
+            "takebacks": True,
+        },
     )
     cy = _page(browser, server.url + game["seats"][0]["link"])
     di = _page(browser, server.url + game["seats"][1]["link"], init=HIDDEN_TAB)
@@ -429,7 +432,6 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
         {
             "seats": [{"kind": "human", "name": "Ed"}, {"kind": "human", "name": "Flo"}],
             "clock": {"minutes": 0.03, "increment": 20},
-            "seed": 4,
         },
     )
     ed = _page(browser, server.url + game["seats"][0]["link"])
