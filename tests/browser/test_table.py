@@ -351,3 +351,84 @@ def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
     assert all("seed" not in body for body in sent)
     assert [set(body) >= {o["name"] for o in meta["rules"]} for body in sent] == [True, True]
     page.context.close()
+
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'self'"
+)
+
+
+def test_the_page_works_under_the_agreed_content_security_policy(live: str, chromium: Any) -> None:
+    # The page is served with the CSP agreed for the app (CONTRACTS.md; the
+    # server sets it): no inline script, no on... attributes, no eval.  A
+    # game is dealt from the form and a card placed; the browser reports no
+    # violation.
+    page = page_for(chromium, "")
+    page.add_init_script(
+        "window.violations = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+
+    def with_csp(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(
+            response=response, headers={**response.headers, "content-security-policy": CSP}
+        )
+
+    page.route(re.compile(r".*/(#.*)?$"), with_csp)
+    page.goto(live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    page.locator("#new-game select[name=opponent]").select_option("hotseat")
+    page.click("#new-game button[type=submit]")
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    places = _placements(_state(page))
+    if places:
+        _aim(page, places[0]).click()
+        page.wait_for_function("() => window.donutbox.state.history.length === 1")
+    assert page.evaluate("window.violations") == []
+    # The policy was in force: an inline script is refused (and reported).
+    page.evaluate(
+        "() => { const s = document.createElement('script');"
+        " s.textContent = 'window.ran = 1'; document.body.append(s); }"
+    )
+    page.wait_for_function("() => window.violations.length === 1")
+    assert page.evaluate("window.ran") is None
+    page.context.close()
+
+
+def test_this_browsers_games_carry_its_owner_token(live: str, chromium: Any) -> None:
+    # The first game dealt here gets an owner token from the server: the page
+    # keeps it and sends it as the bearer on every /api/games request and as
+    # ?token= on the game's socket.  Another browser, without it, is told the
+    # game does not exist.
+    page = page_for(chromium, live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    assert page.evaluate("localStorage.getItem('donutbox.owner')") is None
+    bearers: list[str | None] = []
+    page.on(
+        "request",
+        lambda r: bearers.append(r.headers.get("authorization")) if "/api/games" in r.url else None,
+    )
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    page.locator("#new-game select[name=opponent]").select_option("hotseat")
+    with page.expect_response(lambda r: r.url.endswith("/api/games")) as created:
+        page.click("#new-game button[type=submit]")
+    minted = created.value.json()["owner_token"]
+    assert isinstance(minted, str) and len(minted) >= 32
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    assert page.evaluate("localStorage.getItem('donutbox.owner')") == minted
+    game = _state(page)["id"]
+    page.click("#btn-games")
+    expect(page.locator("#saved-list button")).to_have_count(1)
+    assert bearers[0] is None and bearers[1:] and set(bearers[1:]) == {f"Bearer {minted}"}
+    assert sockets and all(s.endswith(f"/api/games/{game}/ws?token={minted}") for s in sockets)
+    other = page_for(chromium, f"{live}/#game={game}")
+    expect(other.locator("#setup")).to_be_visible()
+    other.click("#btn-games")
+    expect(other.locator("#saved-list")).to_have_text("No saved games yet.")
+    other.context.close()
+    page.context.close()
