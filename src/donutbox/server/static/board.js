@@ -84,12 +84,12 @@ export function drawBoard(on, refit = false) {
     g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${s.players[c.owner] || owner.name}'s` : ", the start card");
     svg.append(g);
   }
-  if (!store.replay) {
+  if (!store.replay && !s.finished) {
     // The cards placed since the viewer's last turn, outlined in their
     // player's colour; each open box's value and its leader's mark.
     for (const r of recentPlaces(s)) {
       const c = player(r.mover).colour;
-      svg.append(el("rect", { x: r.x + 0.02, y: r.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "last", stroke: c, "data-ply": r.ply }));
+      svg.append(el("rect", { x: r.x + 0.02, y: r.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "last", stroke: c, fill: c, "fill-opacity": 0.16, "data-ply": r.ply }));
     }
     for (const box of s.boxes) svg.append(badge(s, box));
   }

@@ -53,7 +53,7 @@ export function drawSide() {
 export function drawLastMoves() {
   const s = store.state;
   const out = $("#last-move");
-  const recent = store.replay ? [] : recentMoves(s);
+  const recent = store.replay || s.finished ? [] : recentMoves(s);
   out.textContent = recent.map((r) => say(s, r)).join(" ");
   out.hidden = !recent.length;
 }
