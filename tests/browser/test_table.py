@@ -432,3 +432,49 @@ def test_this_browsers_games_carry_its_owner_token(live: str, chromium: Any) -> 
     expect(other.locator("#saved-list")).to_have_text("No saved games yet.")
     other.context.close()
     page.context.close()
+
+
+def test_the_replay_steps_by_keys_and_slider_and_a_late_answer_is_dropped(
+    live: str, chromium: Any
+) -> None:
+    # deadlock.json: ten swaps, then the game ends.  The replay opens at move
+    # 0; the arrow keys and the slider named "Move" step; the log marks the
+    # move shown.  The answer for move 1 is held back until after move 2's:
+    # the viewer stays on move 2 (never back to an older request's answer).
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={done['id']}", done.get("owner_token"))
+    expect(page.locator("#status")).to_have_text("Game over.")
+    page.click("#btn-replay")
+    expect(page.locator("#rp-ply")).to_have_text("move 0 of 10")
+    slider = page.get_by_role("slider", name="Move")
+    expect(slider).to_have_value("0")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rp-ply")).to_have_text("move 1 of 10")
+    expect(page.locator("#log li.current")).to_have_text("swap BBBB")
+    assert page.locator("#log li").nth(0).get_attribute("aria-current") == "step"
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rp-ply")).to_have_text("move 2 of 10")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#rp-ply")).to_have_text("move 1 of 10")
+    slider.fill("10")
+    expect(page.locator("#rp-ply")).to_have_text("move 10 of 10")
+    expect(page.locator("#log li.current")).to_have_count(1)
+    assert page.locator("#log li").nth(9).get_attribute("class") == "current"
+    held: list[Any] = []
+    page.route("**/replay/3", lambda route: held.append(route))
+    slider.fill("3")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    slider.fill("4")
+    expect(page.locator("#rp-ply")).to_have_text("move 4 of 10")
+    held[0].continue_()
+    _settle(page)
+    expect(page.locator("#rp-ply")).to_have_text("move 4 of 10")
+    expect(slider).to_have_value("4")
+    page.click("#rp-close")
+    expect(page.locator("#replay")).to_be_hidden()
+    expect(page.locator("#status")).to_have_text("Game over.")
+    page.context.close()

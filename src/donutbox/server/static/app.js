@@ -21,7 +21,7 @@ import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
 import { drawSide, drawClocks, drawLastMoves } from "./log.js";
-import { drawReplay, setupReplay } from "./replay.js";
+import { drawReplay, setupReplay, step } from "./replay.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
 import { load, undo } from "./local.js";
 import { agent, agentSelect, ruleFields, ruleValues } from "./forms.js";
@@ -253,6 +253,11 @@ function setup() {
   addEventListener("keydown", (e) => {
     const s = store.state;
     if (!s || ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) || $("#play").hidden) return;
+    // The replay viewer: the arrow keys step through the moves.
+    if ((e.key === "ArrowLeft" || e.key === "ArrowRight") && document.activeElement !== boardEl && step(e.key === "ArrowLeft" ? -1 : 1)) {
+      e.preventDefault();
+      return;
+    }
     const keys = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
     const playing = !s.finished && !store.replay && s.player >= 0 && !curtained();
     if ((e.key === "r" || e.key === "R") && playing) turn();

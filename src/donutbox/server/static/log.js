@@ -8,7 +8,9 @@ import { timeLeft, formatClock } from "./online.js";
 import { recentMoves, say, leadText } from "./recent.js";
 
 export function drawSide() {
-  const s = store.state;
+  // In the replay: the scores and counts of the move shown, not the end's.
+  const r = store.replay;
+  const s = r ? { ...store.state, ...r.state, seats: store.state.seats, presence: store.state.presence, clock: null, history: store.state.history } : store.state;
   const t = $("#scores");
   t.replaceChildren();
   s.players.forEach((name, p) => {
@@ -32,8 +34,17 @@ export function drawSide() {
   drawClocks();
   const log = $("#log");
   log.replaceChildren();
-  for (const m of s.history) log.append(h("li", {}, m));
-  log.scrollTop = log.scrollHeight;
+  s.history.forEach((m, i) => {
+    const li = h("li", {}, m);
+    if (r && i === r.ply - 1) {
+      li.className = "current";
+      li.setAttribute("aria-current", "step");
+    }
+    log.append(li);
+  });
+  const current = log.querySelector(".current");
+  if (current) current.scrollIntoView({ block: "nearest" });
+  else log.scrollTop = log.scrollHeight;
   const summary = $("#summary");
   summary.hidden = !s.finished;
   summary.replaceChildren();

@@ -26,7 +26,23 @@ export function closeReplay() {
 export function drawReplay() {
   const r = store.replay;
   $("#replay").hidden = !r;
-  if (r) $("#rp-ply").textContent = `move ${r.ply} of ${r.of}`;
+  if (!r) return;
+  $("#rp-ply").textContent = `move ${r.ply} of ${r.of}`;
+  const slider = $("#rp-slider");
+  slider.max = String(r.of);
+  slider.value = String(r.ply);
+  slider.setAttribute("aria-valuetext", `move ${r.ply} of ${r.of}`);
+  $("#rp-prev").disabled = r.ply <= 0;
+  $("#rp-next").disabled = r.ply >= r.of;
+}
+
+// Step the replay by `delta` moves (the arrow keys).
+export function step(delta) {
+  const r = store.replay;
+  if (!r) return false;
+  const ply = Math.max(0, Math.min(r.of, r.ply + delta));
+  if (ply !== r.ply) showReplay(ply);
+  return true;
 }
 
 export function setupReplay() {
@@ -34,4 +50,5 @@ export function setupReplay() {
   $("#rp-prev").addEventListener("click", () => store.replay && store.replay.ply > 0 && showReplay(store.replay.ply - 1));
   $("#rp-next").addEventListener("click", () => store.replay && store.replay.ply < store.replay.of && showReplay(store.replay.ply + 1));
   $("#rp-close").addEventListener("click", closeReplay);
+  $("#rp-slider").addEventListener("input", (e) => showReplay(Number(e.target.value)));
 }
