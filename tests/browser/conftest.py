@@ -123,6 +123,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = [
@@ -134,6 +135,15 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+ROOT = Path(__file__).resolve().parents[2]
+#: Screenshots: refreshed in docs/screenshots when DONUTBOX_SCREENSHOTS=1,
+#: else written to a scratch folder.
+SHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("DONUTBOX_SCREENSHOTS")
+    else Path(os.environ.get("TMPDIR", "/tmp")) / "donutbox-screenshots"
+)
+SHOTS.mkdir(parents=True, exist_ok=True)
 #: Waits on conditions (the machine is slow and busy); never fixed sleeps.
 WAIT = 30_000
 

@@ -478,3 +478,47 @@ def test_the_replay_steps_by_keys_and_slider_and_a_late_answer_is_dropped(
     expect(page.locator("#replay")).to_be_hidden()
     expect(page.locator("#status")).to_have_text("Game over.")
     page.context.close()
+
+
+def test_a_game_in_progress_at_desktop_and_phone_size(live: str, chromium: Any) -> None:
+    # Three players against the random AI, a few moves in (the human's moves
+    # made through the API with this browser's owner token): the moves since
+    # the human's last turn are outlined and told, the open boxes listed with
+    # their leaders.  Screenshots of both sizes (docs/screenshots when
+    # DONUTBOX_SCREENSHOTS=1).
+    from conftest import SHOTS
+
+    game = post(live + "/api/games", {"opponent": "random", "players": 3, "seed": 9})
+    token = game.get("owner_token")
+    state = game
+    for _ in range(6):
+        move = (_placements(state) or state["legal"])[0]
+        post(
+            f"{live}/api/games/{game['id']}/moves",
+            {"move": move, "version": state["version"]},
+            token,
+        )
+        for _ in range(200):  # the two AIs answer
+            req = urllib.request.Request(
+                f"{live}/api/games/{game['id']}",
+                headers={"Authorization": f"Bearer {token}"} if token else {},
+            )
+            with urllib.request.urlopen(req, timeout=10) as r:
+                state = json.loads(r.read())
+            if not state["thinking"]:
+                break
+            __import__("time").sleep(0.05)
+        if state["finished"]:
+            pytest.skip("the game ended early")
+    for width, name in ((1280, "playing.png"), (390, "phone-playing.png")):
+        page = page_for(chromium, f"{live}/#game={game['id']}", token, width=width)
+        expect(page.locator("#status")).to_contain_text("Your turn")
+        # Since the human's last move: the two AIs' moves, in turn order.
+        recent = state["history"][-2:]
+        expect(page.locator("#last-move")).to_contain_text(re.compile(r"^Random 2 .*\. Random 3 "))
+        expect(page.locator("#board rect.last")).to_have_count(
+            sum(bool(PLACE_RE.match(m)) for m in recent)
+        )
+        assert page.locator("#open-boxes li").count() == min(len(state["boxes"]), 7)
+        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        page.context.close()

@@ -145,7 +145,6 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     first = page.locator("#log li").first.inner_text()
     assert label is not None and first.split("@")[0] in label
     page.wait_for_selector("text=Your turn")
-    page.screenshot(path=str(SHOTS / "playing.png"))
     # Reload: the game is still there, as it was.
     moves = page.locator("#log li").all_inner_texts()
     page.reload()

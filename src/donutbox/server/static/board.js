@@ -126,8 +126,8 @@ function badge(s, box) {
   const { leaders } = leader(box);
   const [x, y] = box.cells.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));
   const g = el("g", { class: "badge", "pointer-events": "none" });
-  g.append(el("rect", { x: x + 0.52, y: y + 0.02, width: 0.46, height: 0.26, rx: 0.08 }));
-  g.append(el("text", { x: x + 0.66, y: y + 0.22 }, String(box.points)));
+  g.append(el("rect", { x: x + 0.42, y: y + 0.02, width: 0.56, height: 0.26, rx: 0.08 }));
+  g.append(el("text", { x: x + 0.6, y: y + 0.22 }, String(box.points)));
   if (leaders.length === 1) {
     const who = player(leaders[0]);
     g.append(markShape(who.mark, x + 0.87, y + 0.15, 0.17, { fill: who.colour, stroke: "#fff", "stroke-width": 0.02 }));

@@ -76,7 +76,9 @@ function drawOpenBoxes() {
   ul.replaceChildren();
   const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
   $("#open-boxes-head").hidden = !open.length;
-  for (const box of open) ul.append(h("li", {}, `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}: ${leadText(s, box)}`));
+  const SHOWN = 6; // the most valuable ones; the rest in one line
+  for (const box of open.slice(0, SHOWN)) ul.append(h("li", {}, `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}: ${leadText(s, box)}`));
+  if (open.length > SHOWN) ul.append(h("li", { className: "more" }, `and ${open.length - SHOWN} smaller ones (each is marked on the counter)`));
 }
 
 // "Practice game" (an undo used against the AI, or a chosen deal) and how

@@ -504,7 +504,8 @@ export function drawOnline() {
   if (watching || s.finished) return;
   const say = (text) => box.append(h("span", {}, text));
   if (t === null || t === undefined) {
-    if (hasMove(s, me)) box.append(button("Take back", () => online.client.takeback(s.version)));
+    // Offered only in a game made with takebacks allowed (`takebacks_on`).
+    if (hasMove(s, me) && s.takebacks_on !== false) box.append(button("Take back", () => online.client.takeback(s.version)));
   } else if (t.by === me) {
     say("You asked to take back your last move: waiting for an answer…");
   } else if (!t.agreed.includes(me)) {
