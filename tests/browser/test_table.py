@@ -522,3 +522,22 @@ def test_a_game_in_progress_at_desktop_and_phone_size(live: str, chromium: Any) 
         assert page.locator("#open-boxes li").count() == min(len(state["boxes"]), 7)
         page.screenshot(path=str(SHOTS / name), full_page=width < 600)
         page.context.close()
+
+
+def test_the_final_lap_is_announced_with_your_last_turn(live: str, chromium: Any) -> None:
+    # Ann holds 4 cards and 1 in her pile (the first card of her deck is the
+    # start card); her first move draws her last card, so the Final Lap
+    # starts: Bob gets exactly one more turn (rules, "The end").
+    record = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "CCCC", "BBBB", "BBBB", "BBBB", "CCCC"], ["CCCC"] * 5],
+        "moves": ["BBBB@0,-2/0"],
+    }
+    state = post(live + "/api/games/import", record)
+    assert state["final_lap_turns"] == 1 and state["to_move"] == 1
+    page = page_for(chromium, f"{live}/#game={state['id']}", state.get("owner_token"))
+    expect(page.locator("#status")).to_contain_text("Your turn, Bob")
+    expect(page.locator("#banner")).to_be_visible()
+    expect(page.locator("#banner")).to_have_text("Final Lap: 1 turn left — your last turn")
+    page.context.close()

@@ -60,7 +60,10 @@ function render(why, before) {
   }
   const banner = $("#banner");
   banner.hidden = s.final_lap_turns === null || s.finished;
-  banner.textContent = `Final Lap: ${s.final_lap_turns} turn(s) left`;
+  const lap = s.final_lap_turns;
+  // Fewer turns left than players: whoever moves now will not come round again.
+  const last = lap !== null && lap <= s.players.length && !s.finished && (myTurn(s) || (s.mode === "hotseat" && !cover));
+  banner.textContent = `Final Lap: ${lap} turn${lap === 1 ? "" : "s"} left` + (last ? " — your last turn" : "");
   drawBoard(onBoard, moved);
   drawTray(redrawBoard);
   drawActions(send);
