@@ -451,7 +451,7 @@ def test_the_replay_steps_by_keys_and_slider_and_a_late_answer_is_dropped(
     expect(slider).to_have_value("0")
     page.keyboard.press("ArrowRight")
     expect(page.locator("#rp-ply")).to_have_text("move 1 of 10")
-    expect(page.locator("#log li.current")).to_have_text("swap BBBB")
+    expect(page.locator("#log li.current")).to_have_text("A swapped a card. swap BBBB")
     assert page.locator("#log li").nth(0).get_attribute("aria-current") == "step"
     page.keyboard.press("ArrowRight")
     expect(page.locator("#rp-ply")).to_have_text("move 2 of 10")

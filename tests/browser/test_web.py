@@ -142,7 +142,7 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
     page.wait_for_function("document.querySelectorAll('#log li').length >= 2")
-    first = page.locator("#log li").first.inner_text()
+    first = page.locator("#log li code").first.inner_text()
     assert label is not None and first.split("@")[0] in label
     page.wait_for_selector("text=Your turn")
     # Reload: the game is still there, as it was.
@@ -180,6 +180,12 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     page.wait_for_function("document.querySelector('#scores tr').innerText.includes('8 pts')")
     row = page.locator("#scores tr >> nth=0").inner_text()
     assert re.search(r"(^|\s)1 box(\s|$)", row), row
+    # The log says it in words, with the notation beside.
+    last = page.locator("#log li >> nth=2")
+    assert (
+        last.locator(".say").inner_text() == "Ann boxed the run at 0,0: 8 donuts, 8 points to Ann."
+    )
+    assert last.locator("code").inner_text() == "box@0,0"
     page.screenshot(path=str(SHOTS / "phone-box-it.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
@@ -215,7 +221,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
     page.wait_for_function("document.querySelectorAll('#log li').length >= 1")
-    assert page.locator("#log li").first.inner_text().startswith(f"{face}@{x},{y}/{turn}")
+    assert page.locator("#log li code").first.inner_text().startswith(f"{face}@{x},{y}/{turn}")
     assert page.locator("#board .ghost.hint").count() == 0  # the hint was for that position
     page.context.close()  # type: ignore[attr-defined]
 

@@ -34,8 +34,11 @@ export function drawSide() {
   drawClocks();
   const log = $("#log");
   log.replaceChildren();
+  const n = s.players.length;
   s.history.forEach((m, i) => {
-    const li = h("li", {}, m);
+    // The move in words, and its notation (to read or copy).
+    const li = h("li");
+    li.append(h("span", { className: "say" }, say(s, { ply: i, mover: i % n, move: m })), " ", h("code", {}, m));
     if (r && i === r.ply - 1) {
       li.className = "current";
       li.setAttribute("aria-current", "step");
