@@ -541,3 +541,32 @@ def test_the_final_lap_is_announced_with_your_last_turn(live: str, chromium: Any
     expect(page.locator("#banner")).to_be_visible()
     expect(page.locator("#banner")).to_have_text("Final Lap: 1 turn left — your last turn")
     page.context.close()
+
+
+def test_the_end_screen_ranks_the_players_and_offers_a_rematch(live: str, chromium: Any) -> None:
+    # deadlock.json (A and B swap until the deadlock guard ends it): nobody
+    # scored, the start card's run of 4 C is held by nobody, so both share
+    # the win on 0 points.  The end screen is a region named "Game over"
+    # with the ranking and the buttons; Rematch deals the same rules with
+    # the seats turned (hotseat: B first).
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={done['id']}", done.get("owner_token"))
+    end = page.get_by_role("region", name=re.compile("^Game over"))
+    expect(end).to_be_visible()
+    expect(end.locator("h3")).to_have_text("Game over — winner: A, B")
+    rows = end.locator(".ranking tr").all_inner_texts()
+    assert [r.split("\t") for r in rows[1:]] == [
+        ["1.", "A", "0", "0", "0", "0", "0"],
+        ["1.", "B", "0", "0", "0", "0", "0"],  # a shared win: a shared place
+    ]
+    for name in ("Rematch", "Replay", "Export record", "New game"):
+        expect(end.get_by_role("button", name=name)).to_be_visible()
+    end.get_by_role("button", name="Rematch").click()
+    page.wait_for_function("id => window.donutbox.state.id !== id", arg=done["id"])
+    fresh = _state(page)
+    assert fresh["players"] == ["B", "A"] and fresh["history"] == []
+    assert fresh["rules"] == done["rules"] and fresh["mode"] == "hotseat"
+    expect(page.locator("#status")).to_contain_text("Your turn, B")
+    expect(page.locator("#summary")).to_be_hidden()
+    page.context.close()

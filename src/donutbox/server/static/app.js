@@ -210,6 +210,28 @@ async function exportRecord() {
   } catch (err) { showError(err.message); }
 }
 
+// The same rules and opponents, seats turned by one (who started now plays
+// second).  Local games only.
+async function rematch() {
+  const s = store.state;
+  const n = s.players.length;
+  const humans = s.seats.flatMap((kind, p) => (kind === "human" ? [p] : []));
+  const body = { ...s.rules, players: n };
+  if (s.mode === "hotseat" || humans.length !== 1) {
+    body.opponent = "hotseat";
+    body.names = s.players.slice(1).concat(s.players.slice(0, 1));
+  } else {
+    body.opponent = s.seats.find((kind) => kind !== "human");
+    body.human_seat = (humans[0] + 1) % n;
+    const a = agent(body.opponent);
+    if (a && a.timed && a.default_seconds) body.seconds = a.default_seconds;
+  }
+  try {
+    const game = await api("/api/games", body);
+    await load(game.id);
+  } catch (err) { showError(err.message); }
+}
+
 // -- wiring -----------------------------------------------------------------------------
 
 function setup() {
@@ -242,6 +264,8 @@ function setup() {
   });
   $("#btn-undo").addEventListener("click", undo);
   $("#btn-export").addEventListener("click", exportRecord);
+  $("#btn-rematch").addEventListener("click", rematch);
+  $("#btn-end-new").addEventListener("click", () => show("setup"));
   $("#import").addEventListener("change", async (e) => {
     const file = e.target.files[0];
     if (!file) return;

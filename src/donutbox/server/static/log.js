@@ -48,18 +48,55 @@ export function drawSide() {
   const current = log.querySelector(".current");
   if (current) current.scrollIntoView({ block: "nearest" });
   else log.scrollTop = log.scrollHeight;
+  drawSummary(s);
+}
+
+// The end of the game: the winner, the ranking with each player's points
+// split into sealed / boxed / end scoring, the tiebreak when it decided,
+// takebacks if any.
+function drawSummary(s) {
   const summary = $("#summary");
   summary.hidden = !s.finished;
-  summary.replaceChildren();
-  if (s.finished) {
-    const names = (ps) => (ps.length ? ps.map((p) => s.players[p]).join(" and ") : "nobody");
-    summary.append(h("h3", {}, `Game over — winner: ${s.winners.map((p) => s.players[p]).join(", ")}`));
-    const ul = h("ul");
-    for (const d of s.deliveries) {
-      ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
-    }
-    summary.append(ul);
+  const body = $("#summary-body");
+  body.replaceChildren();
+  if (!s.finished) return;
+  const names = (ps) => (ps.length ? ps.map((p) => s.players[p]).join(" and ") : "nobody");
+  $("#summary-head").textContent = `Game over — winner: ${s.winners.map((p) => s.players[p]).join(", ")}`;
+  const split = s.players.map(() => ({ sealed: 0, boxed: 0, end: 0 }));
+  for (const d of s.deliveries) {
+    const how = d.how in split[0] ? d.how : d.ply === null ? "end" : "sealed";
+    for (const p of d.to) split[p][how] += d.points;
   }
+  const order = s.players.map((_, p) => p).sort((a, b) => s.scores[b] - s.scores[a] || s.delivered[b] - s.delivered[a]);
+  const table = h("table", { className: "ranking" });
+  const head = h("tr");
+  for (const t of ["", "Player", "Points", "sealed", "boxed", "end", "Boxes"]) head.append(h("th", { scope: "col" }, t));
+  table.append(head);
+  // Equal points and boxes share a place.
+  const ahead = (p) => order.filter((q) => s.scores[q] > s.scores[p] || (s.scores[q] === s.scores[p] && s.delivered[q] > s.delivered[p])).length;
+  order.forEach((p) => {
+    const tr = h("tr");
+    if (s.winners.includes(p)) tr.className = "winner";
+    const who = h("td");
+    who.append(markIcon(p), document.createTextNode(s.players[p]));
+    tr.append(h("td", {}, `${ahead(p) + 1}.`), who);
+    for (const v of [s.scores[p], split[p].sealed, split[p].boxed, split[p].end, s.delivered[p]]) tr.append(h("td", {}, String(v)));
+    table.append(tr);
+  });
+  body.append(table);
+  const top = Math.max(...s.scores);
+  const tied = s.scores.filter((x) => x === top).length;
+  if (tied > s.winners.length) body.append(h("p", {}, `Tied on ${top} points: the tiebreak, most boxes delivered, decided it.`));
+  if (typeof s.takebacks === "number" && s.takebacks > 0) body.append(h("p", {}, `${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}.`));
+  const details = h("details");
+  details.append(h("summary", {}, "Every box that scored"));
+  const ul = h("ul");
+  for (const d of s.deliveries) {
+    ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
+  }
+  details.append(ul);
+  body.append(details);
+  $("#btn-rematch").hidden = Boolean(store.online) || s.mode === "online";
 }
 
 // What the others did since the viewer's last turn, in words (a live
