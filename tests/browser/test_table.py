@@ -570,3 +570,34 @@ def test_the_end_screen_ranks_the_players_and_offers_a_rematch(live: str, chromi
     expect(page.locator("#status")).to_contain_text("Your turn, B")
     expect(page.locator("#summary")).to_be_hidden()
     page.context.close()
+
+
+def test_on_a_phone_a_tap_previews_and_a_button_confirms(live: str, chromium: Any) -> None:
+    # A touch screen (coarse pointer): tapping a place shows what the card
+    # would do there and a "Place here" button; nothing is played until it
+    # is pressed.  (A mouse click places at once: the other tests.)
+    game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    token = game.get("owner_token")
+    if token:
+        context.add_init_script(f"localStorage.setItem('donutbox.owner', {json.dumps(token)})")
+    page = context.new_page()
+    page.goto(f"{live}/#game={game['id']}")
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    assert page.evaluate("matchMedia('(pointer: coarse)').matches")
+    move = _placements(_state(page))[0]
+    p = PLACE_RE.match(move)
+    assert p is not None
+    ghost = _aim(page, move)
+    ghost.tap()
+    confirm = page.get_by_role("button", name="Place here")
+    expect(confirm).to_be_visible()
+    expect(page.locator("#preview")).to_contain_text(f"{p.group(1)} at {p.group(2)},{p.group(3)}")
+    expect(page.locator("#preview")).to_contain_text("seals")
+    assert _state(page)["history"] == []
+    confirm.tap()
+    page.wait_for_function("() => window.donutbox.state.history.length === 1")
+    assert _state(page)["history"] == [move]
+    context.close()

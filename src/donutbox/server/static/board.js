@@ -101,7 +101,7 @@ export function drawBoard(on, refit = false) {
     const [x, y] = at.split(",").map(Number);
     const hint = hinted !== null && moves.includes(hinted);
     const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
-    ghost.addEventListener("click", () => on.choose(moves));
+    ghost.addEventListener("click", () => on.choose(moves, { face, x, y }));
     ghost.addEventListener("dragover", (e) => { e.preventDefault(); on.hover(face, x, y, moves); });
     ghost.addEventListener("drop", (e) => { e.preventDefault(); on.choose(moves); });
     ghost.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); on.choose(moves); } });

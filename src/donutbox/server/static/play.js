@@ -25,7 +25,7 @@ function moving() {
 // Show the card where it would go, and (asked of the server once the
 // pointer rests a moment: online, every message counts against the
 // connection's rate limit) what it would seal for whom.
-export function hover(face, x, y, moves) {
+export function hover(face, x, y, moves, rest = 120) {
   if (moving()) return;
   phantom(face, x, y);
   const base = `${face} at ${x},${y}, turned ${store.rotation}°` + (moves.length > 1 ? " (choose the Cinnamon Roll's lock)" : "");
@@ -44,11 +44,29 @@ export function hover(face, x, y, moves) {
       const seals = p.deliveries.map((d) => `seals ${d.size} donuts: ${d.points} points to ${to(d)}`);
       $("#preview").textContent = base + (seals.length ? " — " + seals.join("; ") : " — seals nothing");
     } catch (err) { /* the state moved on: nothing to preview */ }
-  }, 120);
+  }, rest);
 }
 
+// On a touch screen a tap first previews (what it seals, for whom) and asks
+// to confirm; a second tap on the same place, or the button, places it.
+const coarse = () => matchMedia("(pointer: coarse)").matches;
+let tapped = null; // {id, version, key} of the place tapped once
+
 // Play a place, or first ask which flavour the Cinnamon Roll locks to.
-export function choose(moves) {
+// `at` ({face, x, y}): where it was tapped or clicked.
+export function choose(moves, at = null) {
+  const s = store.state;
+  if (at && coarse()) {
+    const key = `${at.face}/${store.rotation}@${at.x},${at.y}`;
+    if (!tapped || tapped.id !== s.id || tapped.version !== s.version || tapped.key !== key) {
+      tapped = { id: s.id, version: s.version, key };
+      hover(at.face, at.x, at.y, moves, 0);
+      const ok = button(moves.length > 1 ? "Place here (then choose the lock)" : "Place here", () => { tapped = null; choose(moves); }, { className: "confirm" });
+      $("#extra").replaceChildren(ok);
+      return undefined;
+    }
+  }
+  tapped = null;
   if (moves.length === 1) return send(moves[0]);
   const extra = $("#extra");
   extra.replaceChildren(document.createTextNode("Lock the Cinnamon Roll to: "));
