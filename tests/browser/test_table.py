@@ -601,3 +601,19 @@ def test_on_a_phone_a_tap_previews_and_a_button_confirms(live: str, chromium: An
     page.wait_for_function("() => window.donutbox.state.history.length === 1")
     assert _state(page)["history"] == [move]
     context.close()
+
+
+def test_an_online_game_says_who_has_not_joined_yet(live: str, chromium: Any) -> None:
+    # Two friends: Eve opens her link, Fay has not yet: Eve's page says it is
+    # waiting for Fay to join, until Fay's page connects.
+    game = post(
+        live + "/api/online",
+        {"seats": [{"kind": "human", "name": "Eve"}, {"kind": "human", "name": "Fay"}]},
+    )
+    eve = page_for(chromium, live + game["seats"][0]["link"])
+    expect(eve.locator("#status")).to_contain_text("Waiting for Fay to join.")
+    fay = page_for(chromium, live + game["seats"][1]["link"])
+    expect(fay.locator("#role")).to_have_text("Seat 2: Fay")
+    expect(eve.locator("#status")).not_to_contain_text("to join")
+    for page in (eve, fay):
+        page.context.close()

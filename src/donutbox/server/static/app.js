@@ -31,6 +31,16 @@ const onBoard = { choose, hover, run: selectRun };
 const redrawBoard = () => { if (store.state) drawBoard(onBoard); };
 
 function status(s) {
+  const text = turnStatus(s);
+  // Online: a friend who has not opened their link (or dropped out).
+  if (s.presence && !s.finished) {
+    const away = s.seats.flatMap((kind, p) => (kind === "human" && p !== s.player && !s.presence.connected[p] ? [s.players[p]] : []));
+    if (away.length) return `${text} Waiting for ${away.join(" and ")} to ${s.history.length ? "reconnect" : "join"}.`;
+  }
+  return text;
+}
+
+function turnStatus(s) {
   const me = s.player;
   if (store.replay) return `Replay: move ${store.replay.ply} of ${store.replay.of}.`;
   if (s.finished) return "Game over.";
@@ -165,7 +175,8 @@ async function showSaved() {
   ul.replaceChildren();
   for (const g of games) {
     const li = h("li");
-    const b = h("button", { type: "button" }, `${g.title} — ${(g.players || []).join(" vs ")}, ${g.moves} moves${g.finished ? " (finished)" : ""}`);
+    const when = g.updated ? new Date(g.updated).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
+    const b = h("button", { type: "button" }, `${(g.players || []).join(" vs ")} — ${g.title}, ${g.moves} moves${g.finished ? " (finished)" : ""}${when ? `, ${when}` : ""}`);
     b.addEventListener("click", () => load(g.id).catch((err) => showError(err.message)));
     li.append(b);
     ul.append(li);
