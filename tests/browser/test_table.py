@@ -617,3 +617,13 @@ def test_an_online_game_says_who_has_not_joined_yet(live: str, chromium: Any) ->
     expect(eve.locator("#status")).not_to_contain_text("to join")
     for page in (eve, fay):
         page.context.close()
+
+
+def test_the_page_follows_the_systems_dark_setting(live: str, chromium: Any) -> None:
+    for scheme, background in (("light", "rgb(251, 246, 238)"), ("dark", "rgb(29, 23, 19)")):
+        context = chromium.new_context(color_scheme=scheme)
+        page = context.new_page()
+        page.goto(live + "/")
+        expect(page.locator("#setup")).to_be_visible()
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == background
+        context.close()

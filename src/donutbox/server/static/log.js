@@ -17,9 +17,9 @@ export function drawSide() {
     const tr = h("tr");
     if (s.to_move === p && !s.finished) tr.className = "turn";
     const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
-    const first = h("td");
+    const first = h("td", { className: "who" });
     first.append(markIcon(p), h("span", { className: "name" }, `${name}${who}`));
-    first.style.color = player(p).colour;
+    first.style.setProperty("--owner", player(p).colour);
     if (s.presence) first.prepend(presenceDot(p));
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
     tr.append(first);
