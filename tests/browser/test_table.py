@@ -627,3 +627,20 @@ def test_the_page_follows_the_systems_dark_setting(live: str, chromium: Any) -> 
         expect(page.locator("#setup")).to_be_visible()
         assert page.evaluate("getComputedStyle(document.body).backgroundColor") == background
         context.close()
+
+
+def test_import_is_reachable_by_keyboard(live: str, chromium: Any) -> None:
+    # Tab reaches the Import record file input (it is not display:none), and
+    # a record chosen through it opens as a game.
+    page = page_for(chromium, live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    for _ in range(10):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.id") == "import":
+            break
+    assert page.evaluate("() => document.activeElement.id") == "import"
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(str(ROOT / "tests" / "data" / "deadlock.json"))
+    expect(page.locator("#status")).to_have_text("Game over.")
+    page.context.close()
