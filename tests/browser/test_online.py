@@ -229,7 +229,7 @@ def _play_one(page: Any, rng: random.Random) -> str:
 def _scores(page: Any) -> list[str]:
     """The score table's rows, as shown, without their clocks."""
     return page.evaluate(  # type: ignore[no-any-return]
-        """() => [...document.querySelectorAll('#scores tr')].map((tr) =>
+        """() => [...document.querySelectorAll('#scores tbody tr')].map((tr) =>
              [tr.querySelector('.name').textContent,
               ...[...tr.cells].slice(1).map((td) => td.textContent)].join(' '))"""
     )
@@ -290,7 +290,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     for page in (ann, bob, watcher):
         _wait_connected(page)
         # The names, the hostile one literally; both seats connected; one spectator.
-        sync_api.expect(page.locator("#scores tr >> nth=1 >> .name")).to_have_text(EVIL)
+        sync_api.expect(page.locator("#scores tbody tr >> nth=1 >> .name")).to_have_text(EVIL)
         sync_api.expect(page.locator("#scores .dot.on")).to_have_count(2)
         sync_api.expect(page.locator("#watchers")).to_have_text("1 spectator watching")
         assert page.locator("img[src=x]").count() == 0
@@ -302,7 +302,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     to_move = _state(ann)["to_move"]
     running = ann.locator("#scores .clock.running")
     sync_api.expect(running).to_have_count(1)
-    sync_api.expect(ann.locator(f"#scores tr >> nth={to_move} >> .clock")).to_have_class(
+    sync_api.expect(ann.locator(f"#scores tbody tr >> nth={to_move} >> .clock")).to_have_class(
         re.compile("running")
     )
     ann.wait_for_function(
@@ -407,7 +407,7 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(2)
     di.context.close()
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(1)
-    sync_api.expect(cy.locator("#scores tr >> nth=1 >> .dot")).to_have_class(re.compile("off"))
+    sync_api.expect(cy.locator("#scores tbody tr >> nth=1 >> .dot")).to_have_class(re.compile("off"))
     # A wrong link: a one-line error, and no retrying.
     bad = _page(browser, f"{server.url}/#/online/{game['id']}/not-a-token")
     sync_api.expect(bad.locator("#error")).to_have_text("token: this link does not open this game")
@@ -442,8 +442,8 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
     # is flagged and he plays on with the increment; now Flo's clock runs.
     for page in (ed, flo):
         sync_api.expect(page.locator("#log li")).to_have_count(1)
-        sync_api.expect(page.locator("#scores tr >> nth=0 >> .clock")).to_contain_text("⚑ 0:20")
-        sync_api.expect(page.locator("#scores tr >> nth=1 >> .clock")).to_have_class(
+        sync_api.expect(page.locator("#scores tbody tr >> nth=0 >> .clock")).to_contain_text("⚑ 0:20")
+        sync_api.expect(page.locator("#scores tbody tr >> nth=1 >> .clock")).to_have_class(
             re.compile("running")
         )
     _check_turn([ed, flo], 1)

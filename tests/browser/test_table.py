@@ -260,7 +260,7 @@ def test_the_last_move_is_marked_and_told_and_owners_have_marks(live: str, chrom
         "ms => ms.map((m) => m.getAttribute('aria-label'))"
     )
     assert marks == [f"{d['name']} {d['mark']}" for d in palette[:2]]
-    name = page.locator("#scores tr >> nth=0 >> td >> nth=0")
+    name = page.locator("#scores tbody tr >> nth=0 >> td >> nth=0")
     assert name.evaluate("td => getComputedStyle(td).color") == _rgb(palette[0]["colour"])
     page.context.close()
 
@@ -285,6 +285,11 @@ def test_each_open_box_shows_its_value_and_who_leads_it(live: str, chromium: Any
     assert badge.locator("text").first.text_content() == "8"
     assert badge.locator("circle").count() == 1  # Ann's mark: the first player's circle
     expect(page.locator("#last-move")).to_have_text("Bob swapped a card.")
+    # If the game ended now the run would score its 8 to Ann, its majority
+    # holder (end scoring): Ann 0 + 8, Bob 0.
+    heads = page.locator("#scores th").all_inner_texts()
+    assert heads == ["Player", "Points", "If it ended now", "Boxes", "Pile"]
+    assert page.locator("#scores td.ifnow").all_inner_texts() == ["→ 8", "→ 0"]
     page.context.close()
 
 

@@ -171,14 +171,14 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         viewport={"width": 390, "height": 844},
     )
     page.wait_for_selector("text=Box it: 8 donuts, 8 pts")
-    assert "0 pts" in page.locator("#scores tr >> nth=0").inner_text()
+    assert "0 pts" in page.locator("#scores tbody tr >> nth=0").inner_text()
     # Selecting the run shows its size, value and holdings: Ann 4, the start card 4.
     page.locator("#board rect[stroke='#ffb000']").first.click()
     info = page.locator("#preview").inner_text()
     assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
     page.click("text=Box it: 8 donuts, 8 pts")
-    page.wait_for_function("document.querySelector('#scores tr').innerText.includes('8 pts')")
-    row = page.locator("#scores tr >> nth=0").inner_text()
+    page.wait_for_function("document.querySelector('#scores tbody tr').innerText.includes('8 pts')")
+    row = page.locator("#scores tbody tr >> nth=0").inner_text()
     assert re.search(r"(^|\s)1 box(\s|$)", row), row
     # The log says it in words, with the notation beside.
     last = page.locator("#log li >> nth=2")

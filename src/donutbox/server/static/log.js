@@ -5,7 +5,7 @@ import { $, h } from "./dom.js";
 import { store } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
-import { recentMoves, say, leadText } from "./recent.js";
+import { recentMoves, say, leadText, leader } from "./recent.js";
 
 export function drawSide() {
   // In the replay: the scores and counts of the move shown, not the end's.
@@ -13,6 +13,15 @@ export function drawSide() {
   const s = r ? { ...store.state, ...r.state, seats: store.state.seats, presence: store.state.presence, clock: null, history: store.state.history } : store.state;
   const t = $("#scores");
   t.replaceChildren();
+  const head = h("tr");
+  for (const [text, title] of [["Player", ""], ["Points", "points scored so far"], ["If it ended now", "points if the game ended now: each open box scores its full value to whoever holds most of it"], ["Boxes", "boxes delivered"], ["Pile", "cards left in the pile"]]) {
+    head.append(h("th", { scope: "col", ...(title ? { title } : {}) }, text));
+  }
+  const thead = h("thead");
+  thead.append(head);
+  const tbody = h("tbody");
+  t.append(thead, tbody);
+  const projected = endNow(s);
   s.players.forEach((name, p) => {
     const tr = h("tr");
     if (s.to_move === p && !s.finished) tr.className = "turn";
@@ -23,10 +32,11 @@ export function drawSide() {
     if (s.presence) first.prepend(presenceDot(p));
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
     tr.append(first);
-    for (const text of [`${s.scores[p]} pts`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, `pile ${s.pile_sizes[p]}`]) {
+    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, `pile ${s.pile_sizes[p]}`]) {
       tr.append(h("td", {}, text));
     }
-    t.append(tr);
+    tr.cells[2].className = "ifnow";
+    tbody.append(tr);
   });
   drawNotes();
   drawOpenBoxes();
@@ -97,6 +107,15 @@ function drawSummary(s) {
   details.append(ul);
   body.append(details);
   $("#btn-rematch").hidden = Boolean(store.online) || s.mode === "online";
+}
+
+// Each player's points if the game ended now: every open box scores its full
+// value to each of its majority holders (the rules' end scoring).
+export function endNow(s) {
+  const out = [...s.scores];
+  if (s.finished) return out;
+  for (const box of s.boxes) for (const p of leader(box).leaders) out[p] += box.points;
+  return out;
 }
 
 // What the others did since the viewer's last turn, in words (a live
