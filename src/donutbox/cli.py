@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .core import DonutboxError, Game, IllegalMove, RecordError, Rules, replay
+from .core import DonutboxError, Game, IllegalMove, RecordError, Rules
+from .core import replay_partial as replay
 from .core.cards import check_face
 from .core.record import setup
 from .core.rules import LAYOUTS, MATCHES

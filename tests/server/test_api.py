@@ -13,7 +13,13 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.server.app import create_app
+from donutbox.server.online import digest
 from donutbox.server.storage import Store, make_engine
+
+#: This browser's owner token: every request of these tests carries it (the
+#: owner checks themselves are in test_access.py).
+OWNER = "test-owner-token-0123456789abcdefghijklmnop"
+AUTH = {"Authorization": f"Bearer {OWNER}"}
 
 
 @pytest.fixture
@@ -23,7 +29,7 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture
 def client(db: str):  # type: ignore[no-untyped-def]
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         yield c
 
 
@@ -80,10 +86,10 @@ def test_a_move_is_applied_once_even_when_sent_twice(client: TestClient) -> None
 
 
 def test_games_survive_a_restart(db: str) -> None:
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         state = c.post("/api/games", json={"opponent": "hotseat", "seed": 2}).json()
         c.post(f"/api/games/{state['id']}/moves", json={"move": state["legal"][0], "version": 0})
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         again = c.get(f"/api/games/{state['id']}").json()
         assert again["version"] == 1 and again["history"] == [state["legal"][0]]
         assert [g["id"] for g in c.get("/api/games").json()] == [state["id"]]
@@ -145,10 +151,10 @@ def test_no_response_contains_the_ai_tray(db: str) -> None:
     decks = [["CCSS", "CCHH", "SSHH", "CSHB", "CCCC", "CCSS", "SSHH"], [*secret, "HHBB", "HHBB"]]
     record = {"format": "donutbox/1", "players": ["You", "AI"], "decks": decks, "moves": []}
     store = Store(make_engine(db))
-    stored = store.create("secret", "ai", ["human", "random"], {}, record)
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    stored = store.create("secret", "ai", ["human", "random"], {"owner": digest(OWNER)}, record)
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         responses = [c.get(f"/api/games/{stored.id}").json(), c.get("/api/games").json()]
-        with c.websocket_connect(f"/api/games/{stored.id}/ws") as ws:
+        with c.websocket_connect(f"/api/games/{stored.id}/ws?token={OWNER}") as ws:
             responses.append(ws.receive_json())
         for data in responses:
             for face in secret:
@@ -162,7 +168,7 @@ def test_no_response_contains_the_ai_tray(db: str) -> None:
 def test_websocket_pushes_the_ai_reply(client: TestClient) -> None:
     state = client.post("/api/games", json={"opponent": "random", "seed": 6}).json()
     gid = state["id"]
-    with client.websocket_connect(f"/api/games/{gid}/ws") as ws:
+    with client.websocket_connect(f"/api/games/{gid}/ws?token={OWNER}") as ws:
         first = ws.receive_json()
         assert first["type"] == "state" and first["state"]["version"] == 0
         client.post(f"/api/games/{gid}/moves", json={"move": state["legal"][0], "version": 0})
@@ -303,7 +309,10 @@ def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
     assert r.status_code == 422 and "free game" in r.json()["detail"]
     online = client.post("/api/online", json={"seats": [{"name": "Ann"}, {"name": "Bob"}]}).json()
     r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0})
-    assert r.status_code == 403
+    assert r.status_code == 404  # not a local game: no owner token opens it
+    seat = {"Authorization": f"Bearer {online['seats'][0]['token']}"}
+    r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0}, headers=seat)
+    assert r.status_code == 404
 
 
 def test_how_to_play_and_the_print_and_play_pdf(client: TestClient) -> None:

@@ -29,6 +29,7 @@ from .errors import NoSuchGame
 from .fanout import Fanout
 from .session import GameSession
 from .storage import Store
+from .throttle import CreationLimit
 
 #: A game unused for this long leaves memory (it is stored; it comes back
 #: on the next request).
@@ -59,6 +60,8 @@ class Hub:
         #: games whose hint is being searched (one at a time per game)
         self.hinting: set[str] = set()
         self._sweeper: asyncio.Task[None] | None = None
+        #: games made per client address (throttle.py)
+        self.creation = CreationLimit()
 
     # -- sessions ---------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .session import HUMAN
 
@@ -20,7 +20,9 @@ class NewGame(BaseModel):
     names: list[Annotated[str, Field(max_length=40)]] | None = Field(
         None, description="player names, in turn order (at most 40 characters each)"
     )
-    seed: int | None = Field(None, ge=0, lt=2**63)
+    seed: int | None = Field(
+        None, ge=0, lt=2**63, description="a chosen deal: makes the game a practice game"
+    )
 
 
 class Intent(BaseModel):
@@ -49,4 +51,22 @@ class NewOnlineGame(BaseModel):
     seats: list[OnlineSeat] = Field(..., min_length=2, max_length=4)
     clock: ClockOption | None = None
     seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts seats")
-    seed: int | None = Field(None, ge=0, lt=2**63)
+    takebacks: bool = Field(
+        False, description="allow takebacks (each needs every other human's consent)"
+    )
+    seed: Any = Field(
+        None,
+        description="refused: an online deal comes from the server's secrets",
+        json_schema_extra={"deprecated": True},
+    )
+
+    @field_validator("seed")
+    @classmethod
+    def _no_seed(cls, value: Any) -> None:
+        """The creator is usually a player: a deal they chose, they could
+        rebuild offline (every tray, every pile)."""
+        if value is not None:
+            raise ValueError(
+                "online deals come from the server's secrets; "
+                "a seed is for local practice games only"
+            )

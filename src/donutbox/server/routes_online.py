@@ -16,7 +16,7 @@ from .online import Clock, new_token
 from .online import digest as token_digest
 from .protocol import serve_online
 from .routes_meta import AGENTS
-from .routing import HubDep
+from .routing import Creating, HubDep
 from .session import HUMAN, ONLINE, SPECTATOR, GameSession
 
 router = APIRouter()
@@ -36,7 +36,7 @@ def online_reader(hub: Hub, game_id: str, authorization: str | None) -> tuple[Ga
     return s, seat
 
 
-@router.post("/api/online")
+@router.post("/api/online", dependencies=[Creating])
 async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
     """An online game: one secret link per human seat, and a spectator
     link.  The tokens are shown once, here; the server keeps digests."""
@@ -54,7 +54,7 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
         for i, (seat, k) in enumerate(zip(req.seats, kinds, strict=True))
     ]
     try:
-        game = Game.new(Rules(req.match, req.layout, req.closers), names, req.seed)
+        game = Game.new(Rules(req.match, req.layout, req.closers), names)  # secrets
     except (ValueError, DonutboxError) as err:
         raise HTTPException(422, str(err)) from None
     tokens = [new_token() if k == HUMAN else None for k in kinds]
@@ -69,6 +69,7 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
             "digests": [token_digest(t) if t else None for t in tokens],
             "watch": token_digest(watch),
             "clock": clock,
+            "takebacks": req.takebacks,
         }
     }
     if any(k in ("mcts", "hard") for k in kinds):

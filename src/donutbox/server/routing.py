@@ -48,6 +48,15 @@ def hub_of(request: Request) -> Hub:
 HubDep = Annotated[Hub, Depends(hub_of)]
 
 
+def creation_allowed(request: Request) -> None:
+    """A dependency of the routes that make a game: the address's token
+    bucket (throttle.py) must have a token, else 429."""
+    hub_of(request).creation.take(request.client.host if request.client else "?")
+
+
+Creating = Depends(creation_allowed)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ActionError)
     async def _action_error(_request: Any, err: ActionError) -> JSONResponse:
@@ -60,5 +69,6 @@ def install_error_handlers(app: FastAPI) -> None:
         reasons = []
         for e in err.errors()[:3]:
             where = ".".join(str(part) for part in e.get("loc", ())[1:]) or "body"
-            reasons.append(f"{where}: {e.get('msg', 'invalid')}")
+            msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+            reasons.append(f"{where}: {msg}")
         return JSONResponse({"detail": "; ".join(reasons) or "invalid request"}, 422)

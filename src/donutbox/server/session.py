@@ -39,6 +39,11 @@ class GameSession:
         online = self.options.get("online") or {}
         self.digests: list[str | None] = list(online.get("digests") or [])
         self.watch_digest: str | None = online.get("watch")
+        #: An online game allows takebacks only if made with them on.
+        self.takebacks_allowed = bool(online.get("takebacks", False))
+        #: A local game belongs to the browser whose owner token this digests.
+        owner = self.options.get("owner")
+        self.owner_digest: str | None = owner if isinstance(owner, str) else None
         clock = online.get("clock")
         self.clock = Clock.from_dict(clock) if clock else None
         if self.clock is not None and self.clock.running:
@@ -66,6 +71,25 @@ class GameSession:
         if token_matches(token, self.watch_digest) and found is None:
             found = SPECTATOR
         return found
+
+    def owned_by(self, token: str | None) -> bool:
+        """True if ``token`` is this local game's owner token (constant time)."""
+        return bool(token) and not self.online and token_matches(token or "", self.owner_digest)
+
+    @property
+    def takebacks(self) -> int:
+        """Undos and takebacks done so far (kept in the record's metadata)."""
+        n = self.game.meta.get("takebacks", 0)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+
+    @property
+    def practice(self) -> bool:
+        """A practice game: dealt from a chosen seed, or against the AI with an
+        undo or takeback used (the taker saw cards they should not have)."""
+        return self.game.meta.get("practice") is True
+
+    def has_ai(self) -> bool:
+        return any(k != HUMAN for k in self.seats)
 
     # -- reading --------------------------------------------------------------
 
@@ -107,6 +131,8 @@ class GameSession:
             ended_by=self.game.ended_by if self.game.finished else None,
             legal=self.legal_for(view),
             boxes=boxes,
+            takebacks=self.takebacks,
+            practice=self.practice,
         )
         if self.online:
             data["clock"] = (
@@ -114,6 +140,7 @@ class GameSession:
                 if self.clock is None
                 else self.clock.public(self.game.to_move, time.monotonic())
             )
+            data["takebacks_on"] = self.takebacks_allowed
             data["takeback"] = (
                 None
                 if self.takeback is None
@@ -209,6 +236,8 @@ class GameSession:
     async def ask_takeback(self, seat: int, version: int) -> bool:
         """``seat`` asks to take back its last move; True if it was taken back
         at once (no other human to ask)."""
+        if not self.takebacks_allowed:
+            raise NotAllowed("takeback: this game was made without takebacks")
         self._fresh(version)
         if self.game.finished:
             raise Invalid("takeback: the game is over")
@@ -256,11 +285,16 @@ class GameSession:
             raise Stale(f"stale state: version {version}, the game is at {self.version}")
 
     async def _truncate(self, cut: int) -> None:
-        """Go back to the position before ply ``cut`` (a new, higher version)."""
+        """Go back to the position before ply ``cut`` (a new, higher version),
+        counting the takeback in the record; against the AI the game becomes
+        a practice game."""
         record = self.game.to_record()
         record["moves"] = [str(m) for m in self.game.history][:cut]
         record.pop("end", None)
         game = Game.from_record(record)  # a prefix of a legal game: legal
+        game.meta["takebacks"] = self.takebacks + 1
+        if self.has_ai():
+            game.meta["practice"] = True
         clock = copy.deepcopy(self.clock)
         if clock is not None:
             clock.turn_started = time.monotonic()
