@@ -407,7 +407,9 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(2)
     di.context.close()
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(1)
-    sync_api.expect(cy.locator("#scores tbody tr >> nth=1 >> .dot")).to_have_class(re.compile("off"))
+    sync_api.expect(cy.locator("#scores tbody tr >> nth=1 >> .dot")).to_have_class(
+        re.compile("off")
+    )
     # A wrong link: a one-line error, and no retrying.
     bad = _page(browser, f"{server.url}/#/online/{game['id']}/not-a-token")
     sync_api.expect(bad.locator("#error")).to_have_text("token: this link does not open this game")
@@ -442,7 +444,9 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
     # is flagged and he plays on with the increment; now Flo's clock runs.
     for page in (ed, flo):
         sync_api.expect(page.locator("#log li")).to_have_count(1)
-        sync_api.expect(page.locator("#scores tbody tr >> nth=0 >> .clock")).to_contain_text("⚑ 0:20")
+        sync_api.expect(page.locator("#scores tbody tr >> nth=0 >> .clock")).to_contain_text(
+            "⚑ 0:20"
+        )
         sync_api.expect(page.locator("#scores tbody tr >> nth=1 >> .clock")).to_have_class(
             re.compile("running")
         )

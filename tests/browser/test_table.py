@@ -649,3 +649,28 @@ def test_import_is_reachable_by_keyboard(live: str, chromium: Any) -> None:
     chooser.value.set_files(str(ROOT / "tests" / "data" / "deadlock.json"))
     expect(page.locator("#status")).to_have_text("Game over.")
     page.context.close()
+
+
+def test_practice_games_and_takebacks_are_shown(live: str, chromium: Any) -> None:
+    # A game dealt from a chosen seed is a practice game; a game against the
+    # AI becomes one when an undo is used, and counts it (CONTRACTS.md:
+    # "practice", "takebacks" in every state).
+    seeded = post(live + "/api/games", {"opponent": "hotseat", "seed": 3})
+    token = seeded["owner_token"]
+    page = page_for(chromium, f"{live}/#game={seeded['id']}", token)
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    expect(page.locator("#notes")).to_have_text("Practice game")
+    game = post(live + "/api/games", {"opponent": "random"}, token)
+    page.goto(f"{live}/#game={game['id']}")
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    expect(page.locator("#notes")).to_be_hidden()
+    places = _placements(_state(page))
+    if not places:
+        pytest.skip("this random deal allows no placement at the start")
+    _aim(page, places[0]).dispatch_event("click")
+    page.wait_for_function("() => window.donutbox.state.history.length === 2")
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    page.click("#btn-undo")
+    page.wait_for_function("() => window.donutbox.state.history.length === 0")
+    expect(page.locator("#notes")).to_have_text("Practice game · 1 takeback")
+    page.context.close()
