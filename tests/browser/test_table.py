@@ -288,7 +288,7 @@ def test_each_open_box_shows_its_value_and_who_leads_it(live: str, chromium: Any
     # If the game ended now the run would score its 8 to Ann, its majority
     # holder (end scoring): Ann 0 + 8, Bob 0.
     heads = page.locator("#scores th").all_inner_texts()
-    assert heads == ["Player", "Points", "If it ended now", "Boxes", "Pile"]
+    assert heads == ["Player", "Points", "If ended now", "Boxes", "Pile"]
     assert page.locator("#scores td.ifnow").all_inner_texts() == ["→ 8", "→ 0"]
     page.context.close()
 

@@ -14,7 +14,7 @@ export function drawSide() {
   const t = $("#scores");
   t.replaceChildren();
   const head = h("tr");
-  for (const [text, title] of [["Player", ""], ["Points", "points scored so far"], ["If it ended now", "points if the game ended now: each open box scores its full value to whoever holds most of it"], ["Boxes", "boxes delivered"], ["Pile", "cards left in the pile"]]) {
+  for (const [text, title] of [["Player", ""], ["Points", "points scored so far"], ["If ended now", "points if the game ended now: each open box scores its full value to whoever holds most of it"], ["Boxes", "boxes delivered"], ["Pile", "cards left in the pile"]]) {
     head.append(h("th", { scope: "col", ...(title ? { title } : {}) }, text));
   }
   const thead = h("thead");
@@ -32,7 +32,7 @@ export function drawSide() {
     if (s.presence) first.prepend(presenceDot(p));
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
     tr.append(first);
-    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, `pile ${s.pile_sizes[p]}`]) {
+    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, String(s.pile_sizes[p])]) {
       tr.append(h("td", {}, text));
     }
     tr.cells[2].className = "ifnow";
