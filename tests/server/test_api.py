@@ -132,7 +132,9 @@ def test_import_and_replay_a_finished_record(client: TestClient) -> None:
         (Path(__file__).resolve().parents[2] / "tests" / "data" / "final-lap-4p.json").read_text()
     )
     r = client.post("/api/games/import", json=late)
-    assert r.status_code == 422 and r.json()["detail"] == "the game is over"
+    detail = r.json()["detail"]
+    assert r.status_code == 422 and detail.endswith("the game is over")
+    assert detail.startswith(f"move {len(late['moves']) - 1} ")  # the ply is named
 
 
 def _paths_with(value: Any, needle: str, path: str = "") -> list[str]:
@@ -241,7 +243,24 @@ def test_a_whole_game_against_the_ai_through_the_api(client: TestClient, rules: 
 
 def test_meta_and_the_shared_donut_look(client: TestClient) -> None:
     meta = client.get("/api/meta").json()
-    assert "mcts" in meta["agents"] and "splitzkies" in meta["layouts"]
+    assert set(meta) == {"rules", "agents", "players", "max_name_length", "palette"}
+    # The rule options, in the core's order, with the layout's two choices.
+    assert [r["name"] for r in meta["rules"]] == ["match", "layout", "closers"]
+    layout = meta["rules"][1]
+    assert layout["kind"] == "choice" and layout["default"] == "squared-away"
+    assert [c["value"] for c in layout["choices"]] == ["squared-away", "splitzkies"]
+    assert meta["rules"][2]["kind"] == "flag" and meta["rules"][2]["default"] is False
+    # The catalogue: the three levels first, then the plain agents; only
+    # the searching ones take a time budget.
+    names = [a["name"] for a in meta["agents"]]
+    assert names[:3] == ["easy", "medium", "hard"] and "mcts" in names and "random" in names
+    timed = {a["name"] for a in meta["agents"] if a["timed"]}
+    assert timed == {"hard", "mcts"}
+    assert all(a["max_seconds"] > 0 for a in meta["agents"] if a["timed"])
+    assert meta["players"] == {"min": 2, "max": 4} and meta["max_name_length"] == 40
+    palette = meta["palette"]
+    assert len(palette["players"]) == 4 and set(palette["flavours"]) == set("CSHBR")
+    assert all(p["colour"].startswith("#") for p in palette["players"])
     r = client.get("/api/look/donut/RC.svg")
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
     assert r.text.lstrip().startswith("<?xml") and "<svg" in r.text

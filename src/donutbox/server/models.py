@@ -1,23 +1,51 @@
-"""The API's request bodies (pydantic): what each field may hold."""
+"""The API's request bodies (pydantic): what each field may hold.
+
+The rule fields (``match``, ``layout``, ``closers``) are made from the
+core's one schema of the variants, ``RULE_OPTIONS``: a new variant appears
+here, in the OpenAPI schema and in ``GET /api/meta`` without an edit.
+Agents are checked against the AI's catalogue (``agent_info``) by the
+routes, which also bound ``seconds`` by the agent's ``max_seconds``.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, create_model, field_validator
 
+from ..core import RULE_OPTIONS, RuleOption, Rules
 from .session import HUMAN
 
+#: The longest player name the API takes (the page's limit).
+MAX_NAME = 40
 
-class NewGame(BaseModel):
-    match: Literal["one-good-match", "perfect-match"] = "one-good-match"
-    layout: Literal["squared-away", "splitzkies"] = "squared-away"
-    closers: bool = False
+
+def _rule_field(option: RuleOption) -> tuple[Any, Any]:
+    if option.kind == "flag":
+        return bool, Field(option.default, description=option.help)
+    return Literal[option.values], Field(option.default, description=option.help)
+
+
+#: A body's rule options, one field per ``RULE_OPTIONS`` entry.
+_FIELDS: dict[str, Any] = {o.name: _rule_field(o) for o in RULE_OPTIONS}
+RuleFields: type[BaseModel] = create_model("RuleFields", **_FIELDS)
+
+
+def rules_of(body: BaseModel) -> Rules:
+    """The ``Rules`` a body's rule fields name."""
+    return Rules.from_dict({o.name: getattr(body, o.name) for o in RULE_OPTIONS})
+
+
+class NewGame(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
-    opponent: str = Field("medium", description="hotseat, or an agent or level name")
-    seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts")
+    opponent: str = Field("medium", description="hotseat, or an agent or level name (/api/meta)")
+    seconds: float | None = Field(
+        None,
+        gt=0,
+        description="thinking time of a timed agent (default and most: /api/meta's agents)",
+    )
     human_seat: int = Field(0, ge=0, le=3, description="the human's seat against the AI")
-    names: list[Annotated[str, Field(max_length=40)]] | None = Field(
+    names: list[Annotated[str, Field(max_length=MAX_NAME)]] | None = Field(
         None, description="player names, in turn order (at most 40 characters each)"
     )
     seed: int | None = Field(
@@ -40,17 +68,16 @@ class ClockOption(BaseModel):
 
 
 class OnlineSeat(BaseModel):
-    kind: str = Field(HUMAN, description="human, or an agent or level name")
-    name: str = Field("", max_length=40, description="shown escaped")
+    kind: str = Field(HUMAN, description="human, or an agent or level name (/api/meta)")
+    name: str = Field("", max_length=MAX_NAME, description="shown escaped")
 
 
-class NewOnlineGame(BaseModel):
-    match: Literal["one-good-match", "perfect-match"] = "one-good-match"
-    layout: Literal["squared-away", "splitzkies"] = "squared-away"
-    closers: bool = False
+class NewOnlineGame(RuleFields):  # type: ignore[misc,valid-type]
     seats: list[OnlineSeat] = Field(..., min_length=2, max_length=4)
     clock: ClockOption | None = None
-    seconds: float = Field(1.0, gt=0, le=30, description="thinking time of mcts seats")
+    seconds: float | None = Field(
+        None, gt=0, description="thinking time of timed AI seats (most: /api/meta's agents)"
+    )
     takebacks: bool = Field(
         False, description="allow takebacks (each needs every other human's consent)"
     )

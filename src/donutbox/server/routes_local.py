@@ -16,22 +16,22 @@ never 403: a stranger learns nothing, not even that the id is real), and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import secrets
 from typing import Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 
-from ..core import DonutboxError, Game, Rules
-from ..core.record import setup
+from ..core import DonutboxError, Game, cut, replay
+from . import seating
 from .errors import Busy, Invalid, NoSuchGame, NotAllowed
 from .fanout import Connection
 from .hub import Hub
-from .models import Intent, NewGame, Version
+from .models import Intent, NewGame, Version, rules_of
 from .online import digest
 from .protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
-from .routes_meta import AGENTS
 from .routes_online import bearer
 from .routing import Creating, HubDep
 from .session import HUMAN, ONLINE, GameSession
@@ -89,30 +89,28 @@ async def new_game(
     """A new game against the AI or hotseat; the answer carries the owner
     token (the request's bearer, or a new one)."""
     token = owner_for_new_game(authorization)
-    if req.opponent != "hotseat" and req.opponent not in AGENTS:
-        raise HTTPException(422, f"opponent must be hotseat or one of {', '.join(AGENTS)}")
     if req.human_seat >= req.players:
-        raise HTTPException(422, "human_seat must be a seat of the game")
+        raise Invalid("human_seat must be a seat of the game")
     names = req.names or None
     if names is not None and len(names) != req.players:
-        raise HTTPException(422, "names must list one name per player")
+        raise Invalid("names must list one name per player")
     if req.opponent == "hotseat":
         seats = [HUMAN] * req.players
         default = [f"Player {i + 1}" for i in range(req.players)]
+        options: dict[str, Any] = {}
     else:
-        seats = [req.opponent] * req.players
+        info = seating.agent(req.opponent, "opponent")
+        options = seating.thinking([info], req.seconds)
+        seats = [info.name] * req.players
         seats[req.human_seat] = HUMAN
         default = [("You" if s == HUMAN else f"{s.title()} {i + 1}") for i, s in enumerate(seats)]
     try:
-        game = Game.new(Rules(req.match, req.layout, req.closers), names or default, req.seed)
+        game = Game.new(rules_of(req), names or default, req.seed)
     except (ValueError, DonutboxError) as err:
-        raise HTTPException(422, str(err)) from None
+        raise Invalid(str(err)) from None
     if req.seed is not None:
         # A chosen deal: the player may know every card (docs/web.md).
         game.meta["practice"] = True
-    options: dict[str, Any] = (
-        {"agent": {"seconds": req.seconds}} if req.opponent in ("mcts", "hard") else {}
-    )
     options["owner"] = digest(token)
     mode = "hotseat" if req.opponent == "hotseat" else "ai"
     stored = hub.store.create(game.rules.label(), mode, seats, options, game.to_record())
@@ -234,13 +232,9 @@ async def import_game(
     owner token, answered as ``owner_token``)."""
     token = owner_for_new_game(authorization)
     try:
-        game, moves, end = setup(record)
-        for m in moves:
-            game.play(m)
-        if end:
-            game.end()
+        game = replay(record)
     except DonutboxError as err:
-        raise HTTPException(422, str(err)) from None
+        raise Invalid(str(err)) from None
     seats = [HUMAN] * game.players
     stored = hub.store.create(
         "imported: " + game.rules.label(),
@@ -262,12 +256,8 @@ async def replay_at(
         raise NotAllowed("the replay viewer opens when the game is over")
     if not 0 <= ply <= s.game.ply:
         raise Invalid(f"ply must be from 0 to {s.game.ply}")
-    record = s.game.to_record()
-    record["moves"] = record["moves"][:ply]
-    record.pop("end", None)
-    game = Game.from_record(record)
-    if ply == s.game.ply and s.game.finished and game.free:
-        game.end()
+    # Off the event loop: a long record takes a while to play again.
+    game = await asyncio.to_thread(cut, s.game, ply)
     return {"ply": ply, "of": s.game.ply, "state": game.view(-1).to_dict()}
 
 

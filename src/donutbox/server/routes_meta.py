@@ -10,9 +10,12 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response
 
+from ..ai import catalogue
+from ..core import GAME_INFO, RULE_OPTIONS
+from .models import MAX_NAME
+
 router = APIRouter()
 
-AGENTS = ("random", "greedy", "heuristic", "mcts", "easy", "medium", "hard")
 _DONUT_KEYS = frozenset(["C", "S", "H", "B", "R", "RC", "RS", "RH", "RB"])
 
 
@@ -27,10 +30,31 @@ def _print_pdf(paper: str, backs: bool) -> bytes:
 
 @router.get("/api/meta")
 async def meta() -> dict[str, Any]:
+    """What a new-game form offers, read from the one place each is decided:
+    the rule options (``donutbox.core.RULE_OPTIONS``), the agents
+    (``donutbox.ai.catalogue()``), the player counts and name length, and
+    the palette of players and flavours (``donutbox.render.look``)."""
     return {
-        "agents": list(AGENTS),
-        "matches": ["one-good-match", "perfect-match"],
-        "layouts": ["squared-away", "splitzkies"],
+        "rules": [o.to_dict() for o in RULE_OPTIONS],
+        "agents": [a.to_dict() for a in catalogue()],
+        "players": {"min": GAME_INFO.min_players, "max": GAME_INFO.max_players},
+        "max_name_length": MAX_NAME,
+        "palette": _palette(),
+    }
+
+
+def _palette() -> dict[str, Any]:
+    from ..render import look
+
+    make = getattr(look, "palette", None)
+    if make is not None:
+        palette: dict[str, Any] = make()
+        return palette
+    # Until render.look.palette() lands: the same data from its tables.
+    return {
+        "players": [{"name": d.name, "colour": d.colour, "mark": d.mark} for d in look.DECKS],
+        "flavours": dict(look.FLAVOUR_COLOUR),
+        "neutral": look.NEUTRAL,
     }
 
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Header, HTTPException, WebSocket
+from fastapi import APIRouter, Header, WebSocket
 
-from ..core import DonutboxError, Game, Rules
-from .errors import NotAllowed
+from ..core import DonutboxError, Game
+from . import seating
+from .errors import Invalid, NotAllowed
 from .hub import Hub
-from .models import Intent, NewOnlineGame
+from .models import MAX_NAME, Intent, NewOnlineGame, rules_of
 from .online import Clock, new_token
 from .online import digest as token_digest
 from .protocol import serve_online
-from .routes_meta import AGENTS
 from .routing import Creating, HubDep
 from .session import HUMAN, ONLINE, SPECTATOR, GameSession
 
@@ -41,22 +41,23 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
     """An online game: one secret link per human seat, and a spectator
     link.  The tokens are shown once, here; the server keeps digests."""
     kinds = []
+    agents = []
     for i, seat in enumerate(req.seats):
-        if seat.kind != HUMAN and seat.kind not in AGENTS:
-            raise HTTPException(
-                422, f"seats[{i}].kind: must be human or one of {', '.join(AGENTS)}"
-            )
+        if seat.kind != HUMAN:
+            agents.append(seating.agent(seat.kind, f"seats[{i}].kind"))
         kinds.append(seat.kind)
     if HUMAN not in kinds:
-        raise HTTPException(422, "seats: an online game needs at least one human seat")
+        raise Invalid("seats: an online game needs at least one human seat")
+    agent_options = seating.thinking(agents, req.seconds)
     names = [
-        " ".join(seat.name.split())[:40] or (f"Player {i + 1}" if k == HUMAN else k.title())
+        " ".join(seat.name.split())[:MAX_NAME] or (f"Player {i + 1}" if k == HUMAN else k.title())
         for i, (seat, k) in enumerate(zip(req.seats, kinds, strict=True))
     ]
     try:
-        game = Game.new(Rules(req.match, req.layout, req.closers), names)  # secrets
+        # No seed: the deal comes from the server's secrets (Game.new).
+        game = Game.new(rules_of(req), names)
     except (ValueError, DonutboxError) as err:
-        raise HTTPException(422, str(err)) from None
+        raise Invalid(str(err)) from None
     tokens = [new_token() if k == HUMAN else None for k in kinds]
     watch = new_token()
     clock = None
@@ -72,8 +73,7 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
             "takebacks": req.takebacks,
         }
     }
-    if any(k in ("mcts", "hard") for k in kinds):
-        options["agent"] = {"seconds": req.seconds}
+    options.update(agent_options)
     stored = hub.store.create(game.rules.label(), ONLINE, kinds, options, game.to_record())
     hub.session(stored.id)
 

@@ -14,9 +14,11 @@ import time
 from typing import Any
 
 from ..core import DonutboxError, Game, Move, PlayerView
+from ..core import cut as cut_game
 from ..summary import sorted_moves
 from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
+from .seating import bounded
 from .storage import StaleVersion, Store, StoredGame
 
 HUMAN = "human"
@@ -284,14 +286,11 @@ class GameSession:
         if version != self.version:
             raise Stale(f"stale state: version {version}, the game is at {self.version}")
 
-    async def _truncate(self, cut: int) -> None:
-        """Go back to the position before ply ``cut`` (a new, higher version),
+    async def _truncate(self, ply: int) -> None:
+        """Go back to the position before ply ``ply`` (a new, higher version),
         counting the takeback in the record; against the AI the game becomes
         a practice game."""
-        record = self.game.to_record()
-        record["moves"] = [str(m) for m in self.game.history][:cut]
-        record.pop("end", None)
-        game = Game.from_record(record)  # a prefix of a legal game: legal
+        game = cut_game(self.game, ply)
         game.meta["takebacks"] = self.takebacks + 1
         if self.has_ai():
             game.meta["practice"] = True
@@ -358,7 +357,8 @@ class GameSession:
         return self.game.view(p), p
 
     def agent_spec(self, seat: int) -> tuple[str, dict[str, Any]]:
-        return self.seats[seat], dict(self.options.get("agent", {}))
+        name = self.seats[seat]
+        return name, bounded(name, dict(self.options.get("agent", {})))
 
 
 def _boxes(game: Game) -> list[dict[str, Any]]:
