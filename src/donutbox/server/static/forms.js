@@ -12,9 +12,9 @@ export function agent(name) {
   return agents().find((a) => a.name === name) || null;
 }
 
-// An agent's name as a choice: "AI: easy", "AI: random".
+// An agent as a choice: its catalogue label ("AI: easy", "Random").
 export function agentLabel(a) {
-  return `AI: ${a.label || a.name}`;
+  return a.label || a.name;
 }
 
 function helpLine(id) {
