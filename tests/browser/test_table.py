@@ -674,3 +674,74 @@ def test_practice_games_and_takebacks_are_shown(live: str, chromium: Any) -> Non
     page.wait_for_function("() => window.donutbox.state.history.length === 0")
     expect(page.locator("#notes")).to_have_text("Practice game · 1 takeback")
     page.context.close()
+
+
+def _get(url: str, token: str | None) -> dict[str, Any]:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) -> None:
+    # A hotseat game played to its end through the API (boxing when it can,
+    # else the first placement): the end screen's split of each player's
+    # points (sealed + boxed + end) adds up to their score, worked out here
+    # from the deliveries; the winner is the state's.  Screenshots of the
+    # end (desktop and phone) and of the replay half-way.
+    from conftest import SHOTS
+
+    state = post(live + "/api/games", {"opponent": "hotseat", "seed": 12, "names": ["Ann", "Bob"]})
+    token = state["owner_token"]
+    url = f"{live}/api/games/{state['id']}"
+    rng = __import__("random").Random(12)
+    while not state["finished"]:
+        boxes = [m for m in state["legal"] if m.startswith("box@")]
+        places = _placements(state)
+        move = rng.choice(boxes if boxes and rng.random() < 0.5 else places or state["legal"])
+        state = post(url + "/moves", {"move": move, "version": state["version"]}, token)
+    split = {p: {"sealed": 0, "boxed": 0, "end": 0} for p in range(2)}
+    for d in state["deliveries"]:
+        for p in d["to"]:
+            split[p][d["how"]] += d["points"]
+    assert [sum(split[p].values()) for p in range(2)] == state["scores"]
+    for width, name in ((1280, "end.png"), (390, "phone-end.png")):
+        page = page_for(chromium, f"{live}/#game={state['id']}", token, width=width)
+        end = page.get_by_role("region", name=re.compile("^Game over"))
+        expect(end).to_be_visible()
+        winners = ", ".join(state["players"][p] for p in state["winners"])
+        expect(end.locator("h3")).to_have_text(f"Game over — winner: {winners}")
+        for row in end.locator(".ranking tr").all_inner_texts()[1:]:
+            _place, who, points, sealed, boxed, at_end, _boxes = row.split("\t")
+            p = state["players"].index(who.strip())
+            assert int(points) == state["scores"][p]
+            assert [int(sealed), int(boxed), int(at_end)] == [
+                split[p]["sealed"],
+                split[p]["boxed"],
+                split[p]["end"],
+            ]
+        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        if width > 600:
+            half = len(state["history"]) // 2
+            page.click("#btn-replay")
+            page.get_by_role("slider", name="Move").fill(str(half))
+            expect(page.locator("#rp-ply")).to_have_text(f"move {half} of {len(state['history'])}")
+            position = _get(f"{url}/replay/{half}", token)["state"]
+            expect(page.locator("#scores tbody tr >> nth=0 >> td >> nth=1")).to_have_text(
+                f"{position['scores'][0]} pts"
+            )
+            page.screenshot(path=str(SHOTS / "replay.png"))
+        page.context.close()
+
+
+def test_no_screen_is_wider_than_a_phone(live: str, chromium: Any) -> None:
+    # At 390 px nothing scrolls sideways: the new-game form, a game, the end.
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record)
+    page = page_for(chromium, live + "/", done["owner_token"], width=390)
+    wide = "() => document.documentElement.scrollWidth"
+    expect(page.locator("#setup")).to_be_visible()
+    assert page.evaluate(wide) <= 390
+    page.goto(f"{live}/#game={done['id']}")
+    expect(page.locator("#summary")).to_be_visible()
+    assert page.evaluate(wide) <= 390
+    page.context.close()

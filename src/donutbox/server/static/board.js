@@ -52,9 +52,15 @@ export function fit() {
   const cs = cells();
   if (!cs.length) return;
   const xs = cs.map((c) => c.x), ys = cs.map((c) => c.y);
+  // The whole counter and a margin, in the board's own proportions (a long
+  // counter uses the width it has).
+  const board = $("#board");
+  const aspect = board && board.clientWidth && board.clientHeight ? board.clientWidth / board.clientHeight : 1;
   const x0 = Math.min(...xs) - 3, y0 = Math.min(...ys) - 3;
-  const size = Math.max(Math.max(...xs) - x0 + 4, Math.max(...ys) - y0 + 4, 10);
-  view = { x: x0, y: y0, w: size, h: size };
+  const dx = Math.max(...xs) - x0 + 4, dy = Math.max(...ys) - y0 + 4;
+  const w = Math.max(dx, dy * aspect, 10 * Math.max(aspect, 1));
+  const h = w / aspect;
+  view = { x: x0 - (w - dx) / 2, y: y0 - (h - dy) / 2, w, h };
 }
 
 function outsideView() {
@@ -153,8 +159,9 @@ export function clearPhantom() {
 
 function zoom(factor, redraw) {
   const cx = view.x + view.w / 2, cy = view.y + view.h / 2;
-  view.w = Math.min(80, Math.max(4, view.w * factor));
-  view.h = view.w;
+  const aspect = view.w / view.h;
+  view.w = Math.min(80 * Math.max(aspect, 1), Math.max(4, view.w * factor));
+  view.h = view.w / aspect;
   view.x = cx - view.w / 2;
   view.y = cy - view.h / 2;
   redraw();
@@ -201,6 +208,6 @@ export function setupBoard(redraw) {
   return {
     zoomIn: () => zoom(0.8, redraw),
     zoomOut: () => zoom(1.25, redraw),
-    pan: (dx, dy) => { view.x += dx * view.w / 10; view.y += dy * view.w / 10; redraw(); },
+    pan: (dx, dy) => { view.x += dx * view.w / 10; view.y += dy * view.h / 10; redraw(); },
   };
 }

@@ -49,8 +49,8 @@ export async function load(id, reveal = true) {
   localStorage.setItem("donutbox.game", id);
   // Keep an open socket to this game (e.g. after a refused move).
   if (!socket || socket.gameId !== id || socket.readyState > WebSocket.OPEN) connect(id);
+  show("play"); // first: the counter is fitted to the board's shown size
   if (other) fit();
-  show("play");
   set({});
 }
 

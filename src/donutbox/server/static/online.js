@@ -8,7 +8,8 @@
 // only ever set with textContent.
 
 import { $, button, h, show, showError } from "./dom.js";
-import { store, offer, open, close, myTurn } from "./store.js";
+import { store, offer, open, close, myTurn, set } from "./store.js";
+import { fit } from "./board.js";
 import { agentSelect, agent, ruleFields, ruleValues } from "./forms.js";
 import { disconnect } from "./local.js";
 
@@ -396,9 +397,11 @@ export async function sendOnline(move) {
 function onlineState(fresh) {
   const online = store.online;
   const wasMyTurn = myTurn(store.state);
+  const first = !store.state;
   const arrived = online.arrived;
   online.arrived = performance.now(); // the clocks count down from here
   if (!offer(fresh)) { online.arrived = arrived; return; }
+  if (first) { fit(); set({}); }
   const s = store.state;
   if (online.seat !== null) {
     remember(online.id, { title: s.title, players: s.players, finished: s.finished, moves: s.history.length });
