@@ -261,7 +261,11 @@ def test_the_last_move_is_marked_and_told_and_owners_have_marks(live: str, chrom
     )
     assert marks == [f"{d['name']} {d['mark']}" for d in palette[:2]]
     name = page.locator("#scores tbody tr >> nth=0 >> td >> nth=0")
-    assert name.evaluate("td => getComputedStyle(td).color") == _rgb(palette[0]["colour"])
+    assert name.evaluate("td => getComputedStyle(td).borderLeftColor") == _rgb(palette[0]["colour"])
+    fills = page.locator("#scores .mark > *").evaluate_all(
+        "ms => ms.map((m) => m.getAttribute('fill'))"
+    )
+    assert fills == [d["colour"] for d in palette[:2]]
     page.context.close()
 
 

@@ -158,7 +158,7 @@ function presenceDot(p) {
   const ai = s.seats[p] !== "human";
   const on = ai || s.presence.connected[p];
   const title = ai ? "the server's AI" : on ? "connected" : "not connected";
-  return h("span", { className: `dot ${ai ? "ai" : on ? "on" : "off"}`, title, "aria-label": title });
+  return h("span", { className: `dot ${ai ? "ai" : on ? "on" : "off"}`, title, role: "img", "aria-label": title });
 }
 
 export function drawWatchers() {
