@@ -23,7 +23,9 @@ router = APIRouter()
 
 
 def bearer(authorization: str | None) -> str:
-    return (authorization or "").removeprefix("Bearer ").strip()
+    """The token of an ``Authorization: Bearer <token>`` header ("" if none)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def online_reader(hub: Hub, game_id: str, authorization: str | None) -> tuple[GameSession, int]:
