@@ -273,6 +273,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     form.locator("input[name=clock]").check()
     form.locator("input[name=minutes]").fill("10")
     form.locator("input[name=increment]").fill("15")
+    form.locator("input[name=takebacks]").check()
     form.locator("button[type=submit]").click()
     links = ann.locator("#link-list")
     sync_api.expect(links).to_contain_text(f"Seat 2: {EVIL}")
