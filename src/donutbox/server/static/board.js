@@ -63,8 +63,9 @@ export function fit() {
   view = { x: x0 - (w - dx) / 2, y: y0 - (h - dy) / 2, w, h };
 }
 
+// Whether a card, or a place beside one (2 cells out), falls outside the view.
 function outsideView() {
-  return cells().some((c) => c.x < view.x + 1 || c.y < view.y + 1 || c.x > view.x + view.w - 2 || c.y > view.y + view.h - 2);
+  return cells().some((c) => c.x < view.x + 2 || c.y < view.y + 2 || c.x > view.x + view.w - 3 || c.y > view.y + view.h - 3);
 }
 
 function cellLabel(c) {
