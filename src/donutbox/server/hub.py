@@ -108,6 +108,7 @@ class Hub:
         self.sessions.pop(game_id, None)
         self.locks.pop(game_id, None)
         self.used.pop(game_id, None)
+        self.ai.forget(game_id)
 
     def sweep(self, force: bool = False, now: float | None = None) -> int:
         """Let idle games leave memory: those unused for ``IDLE_SECONDS``, and
