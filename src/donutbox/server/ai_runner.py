@@ -25,6 +25,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..ai import agent_info
 from .session import choose_ai_move
 
 if TYPE_CHECKING:
@@ -82,7 +83,8 @@ class AIQueue:
         if not seconds:
             return 0.0
         now = time.monotonic() if now is None else now
-        return seconds * 0.5 ** (max(0.0, now - when) / USAGE_HALF_LIFE)
+        decay: float = 0.5 ** (max(0.0, now - when) / USAGE_HALF_LIFE)
+        return seconds * decay
 
     def forget(self, game_id: str) -> None:
         """The game left memory: drop its usage (it has no job)."""
@@ -159,6 +161,49 @@ class AIQueue:
             "wait_p99": at(0.99),
             "wait_max": waits[-1] if waits else 0.0,
         }
+
+
+class AIWork:
+    """Two lanes of AI work: searches with a time budget (``mcts``, ``hard``:
+    up to ``max_seconds`` each) on the ``--workers`` processes, and the quick
+    agents (a move in milliseconds: ``medium``, ``easy``, ``random``, ...,
+    and the player out of time's stand-in) on a worker of their own, so that
+    they never wait behind a long search."""
+
+    def __init__(
+        self,
+        searches: Executor | None,
+        quick: Executor | None,
+        capacity: int = 1,
+    ) -> None:
+        self.searches = AIQueue(searches, capacity)
+        self.quick = AIQueue(quick, 1)
+
+    def lane(self, agent: str) -> AIQueue:
+        try:
+            timed = agent_info(agent).timed
+        except ValueError:
+            timed = True
+        return self.searches if timed else self.quick
+
+    async def think(
+        self, game_id: str, view: Any, agent: str, options: dict[str, Any], seed: int
+    ) -> str:
+        return await self.lane(agent).think(game_id, view, agent, options, seed)
+
+    def queued(self, game_id: str) -> int:
+        return self.searches.queued(game_id) + self.quick.queued(game_id)
+
+    def forget(self, game_id: str) -> None:
+        self.searches.forget(game_id)
+        self.quick.forget(game_id)
+
+    @property
+    def pending(self) -> dict[str, deque[_Job]]:
+        return {**self.searches.pending, **self.quick.pending}
+
+    def stats(self) -> dict[str, Any]:
+        return {"searches": self.searches.stats(), "quick": self.quick.stats()}
 
 
 class AISeats:
