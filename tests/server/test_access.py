@@ -372,10 +372,10 @@ def test_thinking_time_over_the_agents_bound_is_refused(client: TestClient) -> N
     assert r.status_code == 200
 
 
-def test_ai_work_is_served_round_robin_across_games() -> None:
+def test_ai_work_is_served_one_job_per_game_in_turn() -> None:
     """With one worker, game A asking for three searches and then game B for
-    one: B's runs second, not fourth (one job per game at a time, games
-    served in turn); every job's wait for a worker is measured."""
+    one: B's runs second, not fourth (one job per game at a time); every
+    job's wait for a worker is measured."""
     view = Game.new(seed=3).view(0)
     order: list[str] = []
 
@@ -396,6 +396,34 @@ def test_ai_work_is_served_round_robin_across_games() -> None:
     assert order == ["A1", "B1", "A2", "A3"]
     assert stats["jobs"] == 4 and stats["waiting"] == 0 and stats["running"] == 0
     assert stats["wait_max"] > 0
+
+
+def test_a_game_asking_little_ai_time_goes_before_the_greedy_ones() -> None:
+    """Two games keep the one worker busy with 0.2-second searches (two each);
+    a third game asks for one search while they run: it is served as soon as
+    the running search ends, before the busy games' second searches (they
+    have had AI time, it has not), so its wait is at most one search."""
+    view = Game.new(seed=3).view(0)
+    order: list[str] = []
+    waited: dict[str, float] = {}
+
+    async def main() -> None:
+        queue = AIQueue(ThreadPoolExecutor(1), capacity=1)
+
+        async def ask(game: str, n: int, seconds: float) -> None:
+            asked = time.monotonic()
+            await queue.think(game, view, "mcts", {"seconds": seconds}, n)
+            order.append(f"{game}{n}")
+            waited[f"{game}{n}"] = time.monotonic() - asked
+
+        jobs = [asyncio.create_task(ask(g, n, 0.2)) for n in (1, 2) for g in "AB"]
+        await asyncio.sleep(0.3)  # A1 is done, B1 is running
+        jobs.append(asyncio.create_task(ask("C", 1, 0.05)))
+        await asyncio.gather(*jobs)
+
+    asyncio.run(main())
+    assert order.index("C1") < order.index("A2") and order.index("C1") < order.index("B2")
+    assert waited["C1"] < 0.2 + 0.05 + 0.5  # B1's rest, its own search, slack
 
 
 # -- point 8: spectators capped, presence coalesced -----------------------------------

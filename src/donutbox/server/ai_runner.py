@@ -1,12 +1,15 @@
 """The AI runner: AI seats' moves and hints, worked out in worker processes,
 shared fairly between games.
 
-Every search is a job of one game.  Each game has its own queue; the games
-with work waiting are served round-robin, one job per game at a time, and
-at most ``capacity`` jobs are in the workers at once.  So a client that asks
-for a lot of AI time (four players, long searches) waits for its own moves,
-and every other game still gets the next free worker after at most one job
-per game ahead of it.  The time each job waited for a worker is measured
+Every search is a job of one game.  Each game has its own queue, and only
+one job per game is in the workers at a time (at most ``capacity`` in all).
+When a worker is free, the waiting game that has had the least AI time
+lately goes next (the time each game's searches took, halved every
+``USAGE_HALF_LIFE`` seconds; ties in arrival order): "least attained
+service".  So games that ask for a lot of AI time (four players, long
+searches, many games at once) wait for one another, while a game that asks
+for little gets the next free worker: its wait is at most the searches
+already running.  The time each job waited for a worker is measured
 (``AIQueue.stats()``, and a log line when it is long).
 """
 
@@ -22,6 +25,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..ai import agent_info
 from .session import choose_ai_move
 
 if TYPE_CHECKING:
@@ -31,6 +35,8 @@ log = logging.getLogger("donutbox.server.ai")
 
 #: A job that waited longer than this for a worker is logged as a warning.
 SLOW_WAIT = 2.0
+#: A game's AI time counts half as much after this many seconds.
+USAGE_HALF_LIFE = 60.0
 
 
 @dataclass
@@ -54,6 +60,8 @@ class AIQueue:
         #: seconds the most recent jobs waited for a worker
         self.waits: deque[float] = deque(maxlen=1000)
         self.jobs = 0
+        #: AI seconds each game used lately: (seconds, when), decaying
+        self.usage: dict[str, tuple[float, float]] = {}
 
     async def think(
         self, game_id: str, view: Any, agent: str, options: dict[str, Any], seed: int
@@ -69,10 +77,33 @@ class AIQueue:
     def queued(self, game_id: str) -> int:
         return len(self.pending.get(game_id) or ()) + (game_id in self.running)
 
+    def used(self, game_id: str, now: float | None = None) -> float:
+        """The game's recent AI seconds (decayed)."""
+        seconds, when = self.usage.get(game_id, (0.0, 0.0))
+        if not seconds:
+            return 0.0
+        now = time.monotonic() if now is None else now
+        decay: float = 0.5 ** (max(0.0, now - when) / USAGE_HALF_LIFE)
+        return seconds * decay
+
+    def forget(self, game_id: str) -> None:
+        """The game left memory: drop its usage (it has no job)."""
+        if not self.queued(game_id):
+            self.usage.pop(game_id, None)
+
+    def _next(self) -> str:
+        """The waiting game with the least recent AI time (first come first
+        served among equals)."""
+        now = time.monotonic()
+        best = min(range(len(self.order)), key=lambda i: (self.used(self.order[i], now), i))
+        game_id = self.order[best]
+        del self.order[best]
+        return game_id
+
     def _pump(self) -> None:
         loop = asyncio.get_running_loop()
         while len(self.running) < self.capacity and self.order:
-            game_id = self.order.popleft()
+            game_id = self._next()
             jobs = self.pending.get(game_id)
             if not jobs:
                 self.pending.pop(game_id, None)
@@ -93,10 +124,14 @@ class AIQueue:
                 log.debug("AI job of game %s waited %.3f s for a worker", game_id, wait)
             self.running.add(game_id)
             work = loop.run_in_executor(self.executor, choose_ai_move, *job.args)
-            work.add_done_callback(self._finished(game_id, job))
+            work.add_done_callback(self._finished(game_id, job, time.monotonic()))
 
-    def _finished(self, game_id: str, job: _Job) -> Callable[[asyncio.Future[str]], None]:
+    def _finished(
+        self, game_id: str, job: _Job, started: float
+    ) -> Callable[[asyncio.Future[str]], None]:
         def done(work: asyncio.Future[str]) -> None:
+            now = time.monotonic()
+            self.usage[game_id] = (self.used(game_id, now) + (now - started), now)
             self.running.discard(game_id)
             if game_id in self.pending and game_id not in self.order:
                 self.order.append(game_id)  # to the back: the others first
@@ -126,6 +161,49 @@ class AIQueue:
             "wait_p99": at(0.99),
             "wait_max": waits[-1] if waits else 0.0,
         }
+
+
+class AIWork:
+    """Two lanes of AI work: searches with a time budget (``mcts``, ``hard``:
+    up to ``max_seconds`` each) on the ``--workers`` processes, and the quick
+    agents (a move in milliseconds: ``medium``, ``easy``, ``random``, ...,
+    and the player out of time's stand-in) on a worker of their own, so that
+    they never wait behind a long search."""
+
+    def __init__(
+        self,
+        searches: Executor | None,
+        quick: Executor | None,
+        capacity: int = 1,
+    ) -> None:
+        self.searches = AIQueue(searches, capacity)
+        self.quick = AIQueue(quick, 1)
+
+    def lane(self, agent: str) -> AIQueue:
+        try:
+            timed = agent_info(agent).timed
+        except ValueError:
+            timed = True
+        return self.searches if timed else self.quick
+
+    async def think(
+        self, game_id: str, view: Any, agent: str, options: dict[str, Any], seed: int
+    ) -> str:
+        return await self.lane(agent).think(game_id, view, agent, options, seed)
+
+    def queued(self, game_id: str) -> int:
+        return self.searches.queued(game_id) + self.quick.queued(game_id)
+
+    def forget(self, game_id: str) -> None:
+        self.searches.forget(game_id)
+        self.quick.forget(game_id)
+
+    @property
+    def pending(self) -> dict[str, deque[_Job]]:
+        return {**self.searches.pending, **self.quick.pending}
+
+    def stats(self) -> dict[str, Any]:
+        return {"searches": self.searches.stats(), "quick": self.quick.stats()}
 
 
 class AISeats:

@@ -58,22 +58,21 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
-        executor = (
-            None
-            if inline_ai
-            else ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
-            )
-        )
-        hub = Hub(Store(engine), executor, capacity=workers)
+        spawn = multiprocessing.get_context("spawn")
+        # Searches on ``workers`` processes; quick agents on one of their own
+        # (ai_runner.AIWork).  Processes start when first needed.
+        executor = None if inline_ai else ProcessPoolExecutor(workers, mp_context=spawn)
+        quick = None if inline_ai else ProcessPoolExecutor(1, mp_context=spawn)
+        hub = Hub(Store(engine), executor, capacity=workers, quick=quick)
         app.state.hub = hub
         hub.start()
         _tune_gc()
         yield
         await hub.close()
         hub.store.close()
-        if executor is not None:
-            executor.shutdown(cancel_futures=True)
+        for pool in (executor, quick):
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
 
     app = FastAPI(
         title="donutbox",

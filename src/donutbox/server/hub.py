@@ -9,7 +9,8 @@
   go first).  Nothing is loaded at start-up: a game picks up (its AI seat
   thinks again, its clock is watched again) when someone reaches it.
 - ``fanout`` (fanout.py): the readers of each game and what they are sent.
-- ``ai`` and ``seats`` (ai_runner.py): AI work queued fairly across games.
+- ``ai`` and ``seats`` (ai_runner.py): AI work queued fairly across games, in
+  two lanes (long searches; quick agents).
 - ``clocks`` (clocks.py): the timers of running clocks.
 
 The WebSocket protocol is in protocol.py; the HTTP routes in routes_*.py.
@@ -23,7 +24,7 @@ import time
 from collections.abc import Awaitable
 from concurrent.futures import Executor
 
-from .ai_runner import AIQueue, AISeats
+from .ai_runner import AISeats, AIWork
 from .clocks import Clocks
 from .errors import NoSuchGame
 from .fanout import Fanout
@@ -45,7 +46,13 @@ MAX_ID = 64
 class Hub:
     """Games in memory, their locks, readers, AI seats and clocks."""
 
-    def __init__(self, store: Store, executor: Executor | None, capacity: int = 1) -> None:
+    def __init__(
+        self,
+        store: Store,
+        executor: Executor | None,
+        capacity: int = 1,
+        quick: Executor | None = None,
+    ) -> None:
         self.store = store
         self.executor = executor
         self.sessions: dict[str, GameSession] = {}
@@ -53,7 +60,7 @@ class Hub:
         self.used: dict[str, float] = {}
         self.fanout = Fanout()
         self.fanout.lookup = self.sessions.get
-        self.ai = AIQueue(executor, capacity)
+        self.ai = AIWork(executor, quick, capacity)
         self.seats = AISeats(self)
         self.clocks = Clocks(self)
         self.tasks: set[asyncio.Task[None]] = set()
@@ -108,6 +115,7 @@ class Hub:
         self.sessions.pop(game_id, None)
         self.locks.pop(game_id, None)
         self.used.pop(game_id, None)
+        self.ai.forget(game_id)
 
     def sweep(self, force: bool = False, now: float | None = None) -> int:
         """Let idle games leave memory: those unused for ``IDLE_SECONDS``, and
