@@ -64,6 +64,9 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         executor = None if inline_ai else ProcessPoolExecutor(workers, mp_context=spawn)
         quick = None if inline_ai else ProcessPoolExecutor(1, mp_context=spawn)
         hub = Hub(Store(engine), executor, capacity=workers, quick=quick)
+        for pool in (executor, quick):
+            if pool is not None:
+                pool.submit(int)  # start the worker now, not at the first AI move
         app.state.hub = hub
         hub.start()
         _tune_gc()

@@ -16,6 +16,7 @@ from typing import Any
 from ..core import DonutboxError, Game, Move, PlayerView
 from ..core import cut as cut_game
 from ..summary import sorted_moves
+from .errors import ActionError as ActionError  # re-exported: the base of every refusal
 from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
 from .seating import bounded
