@@ -141,9 +141,9 @@ class AIQueue:
                 log.debug("AI job of game %s waited %.3f s for a worker", game_id, wait)
             self.running.add(game_id)
             work = loop.run_in_executor(self.executor, choose_ai_move, *job.args)
-            work.add_done_callback(self._finished(game_id, job, time.monotonic()))
+            work.add_done_callback(self._when_done(game_id, job, time.monotonic()))
 
-    def _finished(
+    def _when_done(
         self, game_id: str, job: _Job, started: float
     ) -> Callable[[asyncio.Future[str]], None]:
         def done(work: asyncio.Future[str]) -> None:
