@@ -439,6 +439,7 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) ->
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .server import limits
     from .server.app import create_app
 
     if not 0 < args.port < 65536:
@@ -469,6 +470,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_level="warning",
         ws_max_size=65536,
         ws_per_message_deflate=False,
+        **limits.uvicorn_options(),  # header deadline, per-address cap (issue 12)
     )
     return 0
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from ..core import DonutboxError, Game, Rules
 from ..core.record import setup
+from . import security
 from .hub import HELLO_TIMEOUT, Connection, Hub, NoSuchGame
 from .online import digest as token_digest
 from .online import new_token
@@ -149,7 +150,9 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         version="0.1.0",
         lifespan=lifespan,
         description="Play the donut card game: the server is the authority.",
+        docs_url=None,  # security.install serves /docs from the package
     )
+    security.install(app)
 
     hinting: set[str] = set()  # games whose hint is being searched
 

@@ -24,7 +24,7 @@ import orjson
 
 from .online import RATE_CLOSE, BadMessage, RateLimit, parse_message
 from .session import HUMAN, SPECTATOR, ActionError, GameSession, choose_ai_move
-from .storage import Store
+from .storage import StorageError, Store
 
 #: A reader's queue may hold this many messages; a reader that falls further
 #: behind is disconnected (it reconnects and catches up from a fresh state).
@@ -33,6 +33,8 @@ QUEUE_LIMIT = 256
 TIMEOUT_AGENT = "heuristic"
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT = 10.0
+#: Seconds before an AI seat whose move could not be saved tries again.
+AI_RETRY = 2.0
 
 #: A transport's way to send one JSON text message.
 Send = Callable[[str], Awaitable[None]]
@@ -129,10 +131,8 @@ class Hub:
     def resume_online(self) -> int:
         """Load every unfinished online game (at start-up), so their AI seats
         and clocks run without waiting for a reader."""
-        ids = self.store.unfinished_ids("online")
-        for game_id in ids:
-            self.session(game_id)
-        return len(ids)
+        # One bad row is quarantined (logged), not a failed start-up.
+        return self.store.resume_each(self.store.unfinished_ids("online"), self.session)
 
     def spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
@@ -202,8 +202,24 @@ class Hub:
     async def run_ai(self, game_id: str) -> None:
         try:
             await self._run_ai(game_id)
+        except StorageError as err:
+            # The move was not saved (the store retried): tell the readers
+            # and think again shortly; the game is never left "thinking".
+            self.report(game_id, err.reason)
+            asyncio.get_running_loop().call_later(AI_RETRY, self._rekick, game_id)
         finally:
             self.thinking.discard(game_id)
+
+    def report(self, game_id: str, reason: str) -> None:
+        """A one-line error to every reader of the game."""
+        text = encode({"type": "error", "reason": reason})
+        for c in self.readers.get(game_id, ()):
+            c.put_text(text)
+
+    def _rekick(self, game_id: str) -> None:
+        s = self.sessions.get(game_id)
+        if s is not None:
+            self.kick_ai(s)
 
     async def _run_ai(self, game_id: str) -> None:
         while True:
@@ -292,6 +308,8 @@ class Hub:
             conn.put({"type": "error", "reason": err.reason, "ref": ref})
         except NoSuchGame:
             conn.put({"type": "error", "reason": "game: no such game", "ref": ref})
+        except StorageError as err:
+            conn.put({"type": "error", "reason": err.reason, "ref": ref})
         return True
 
     async def _dispatch(self, conn: Connection, msg: dict[str, Any]) -> None:
