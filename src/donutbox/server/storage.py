@@ -177,8 +177,9 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'donutbox.db'}"
 
 
-def make_engine(url: str | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
+def make_engine(url: str | None = None, busy_timeout_ms: int | None = None) -> Engine:
     url = url or default_url()
+    busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
     engine = create_engine(url, future=True)
     if engine.dialect.name == "sqlite":
 
@@ -187,7 +188,7 @@ def make_engine(url: str | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS) 
             cur = dbapi_conn.cursor()
             # Nothing memory-mapped (see the module's docstring): no WAL (its
             # -shm index is always mapped) and no mmap of the file itself.
-            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cur.execute(f"PRAGMA busy_timeout={int(busy)}")
             cur.execute("PRAGMA mmap_size=0")
             cur.execute("PRAGMA journal_mode=DELETE")
             cur.execute("PRAGMA synchronous=NORMAL")
