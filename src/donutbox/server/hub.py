@@ -132,7 +132,7 @@ class Hub:
         """Load every unfinished online game (at start-up), so their AI seats
         and clocks run without waiting for a reader."""
         # One bad row is quarantined (logged), not a failed start-up.
-        return self.store.resume_each(self.store.unfinished_ids("online"), self.session)
+        return self.store.resume("online", self.session)
 
     def spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)

@@ -416,6 +416,17 @@ class Store:
             raise self._fail("list the unfinished games", err) from None
         return [i for i in ids if i not in self.quarantined]
 
+    def resume(self, mode: str, load: Callable[[str], object]) -> int:
+        """``resume_each`` over the unfinished games of ``mode``; if even
+        their list cannot be read (a damaged file), that is logged and the
+        caller starts with none: the server comes up and answers each
+        request with the storage's error."""
+        try:
+            ids = self.unfinished_ids(mode)
+        except StorageError:
+            return 0
+        return self.resume_each(ids, load)
+
     def resume_each(self, ids: Iterable[str], load: Callable[[str], object]) -> int:
         """``load(id)`` for each id (e.g. the hub opening a session), a game
         whose loading fails quarantined with a log line instead of stopping
