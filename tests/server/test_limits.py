@@ -307,7 +307,7 @@ def test_docs_are_served_from_the_package(client: TestClient) -> None:
     """Main's /docs loaded Swagger UI from cdn.jsdelivr.net (a blank page
     offline) with an inline script the CSP forbids.  Now every script and
     style it names is served by this server, and it has no inline script."""
-    pytest.importorskip("swagger_ui_bundle")
+    pytest.importorskip("fastapi_offline")
     page = client.get("/docs")
     assert page.status_code == 200
     html = page.text

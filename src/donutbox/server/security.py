@@ -10,9 +10,9 @@ headers every answer carries.  ``install(app)`` puts it all on the app:
 - **Security headers** on every response: the Content-Security-Policy the
   page is written for (no inline script), ``X-Frame-Options: DENY``,
   ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``.
-- **/docs** served from the package (the ``swagger-ui-bundle`` wheel's
-  files, Apache-2.0), not a CDN, with its start-up script as a file (the
-  CSP forbids inline script).
+- **/docs** served from the installed packages (Swagger UI 5's files as the
+  ``fastapi-offline`` wheel ships them), not a CDN, with its start-up
+  script as a file (the CSP forbids inline script).
 - One-line answers for the storage's and the worker pool's failures
   (``StorageError``: 503, ``Busy``: 503) instead of a bare 500.
 """
@@ -188,19 +188,27 @@ _DOCS_HTML = """\
 _DOCS_MISSING = """\
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} - API</title></head>
-<body><p>The API page needs the <code>swagger-ui-bundle</code> package
-(<code>pip install swagger-ui-bundle</code>). The API itself is described at
+<body><p>The API page needs the <code>fastapi-offline</code> package
+(<code>pip install fastapi-offline</code>). The API itself is described at
 <a href="/openapi.json">/openapi.json</a>.</p></body></html>
 """
 
 
 def swagger_assets() -> str | None:
-    """The folder of Swagger UI's files in the installed package, or None."""
-    try:
-        import swagger_ui_bundle
-    except ImportError:
+    """The folder holding Swagger UI's ``swagger-ui-bundle.js`` and
+    ``swagger-ui.css`` in the installed ``fastapi-offline`` package (MIT; it
+    ships Swagger UI 5, Apache-2.0, which reads the OpenAPI 3.1 FastAPI
+    writes), or None.  Found without importing the package's code."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("fastapi_offline")
+    if spec is None or spec.origin is None:
         return None
-    return str(swagger_ui_bundle.swagger_ui_path)
+    folder = Path(spec.origin).parent / "static"
+    if not (folder / "swagger-ui-bundle.js").is_file():
+        return None
+    return str(folder)
 
 
 def install_docs(app: Any) -> None:
