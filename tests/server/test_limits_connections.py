@@ -173,3 +173,29 @@ def test_websockets_count_until_they_close(server: str) -> None:
     time.sleep(0.3)
     assert QuickProtocol.guard.per_address == {}
     assert httpx.get(f"{server}/api/meta").status_code == 200
+
+
+def test_a_body_that_never_finishes_gets_408(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Headers complete, then a body that stops half-way: answered 408 with
+    one line once BODY_TIMEOUT has passed, and the connection is closed.
+    (Main waited for the rest of the body for ever.)"""
+    from donutbox.server import security
+
+    monkeypatch.setattr(security, "BODY_TIMEOUT", 0.5)
+    sock = _slow(
+        server,
+        b"POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 100\r\n\r\n{"players": ',
+    )
+    sock.settimeout(5)
+    answer = b""
+    start = time.monotonic()
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    finally:
+        sock.close()
+    assert 0.4 < time.monotonic() - start < 4
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408")
+    assert body == b'{"detail": "body: not received within 0.5 seconds"}'
