@@ -43,11 +43,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def _serving(tmp_path: Path, **overrides: object) -> Iterator[str]:
     port = _free_port()
     options = limits.uvicorn_options()
     options["http"] = QuickProtocol
+    options.update(overrides)
     config = uvicorn.Config(
         create_app(f"sqlite:///{tmp_path / 'games.db'}", inline_ai=True),
         host="127.0.0.1",
@@ -63,9 +64,18 @@ def server(tmp_path: Path) -> Iterator[str]:
             break
         time.sleep(0.02)
     assert srv.started
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """No proxy in front: 127.0.0.1 is a client like any other."""
+    with _serving(tmp_path, proxy_headers=False) as base:
+        yield base
 
 
 def _closed_by_server(sock: socket.socket, within: float) -> bool:
@@ -199,3 +209,28 @@ def test_a_body_that_never_finishes_gets_408(server: str, monkeypatch: pytest.Mo
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408")
     assert body == b'{"detail": "body: not received within 0.5 seconds"}'
+
+
+def test_a_trusted_proxy_is_not_capped(tmp_path: Path) -> None:
+    """Behind a reverse proxy every client arrives from the proxy's address:
+    with proxy headers on (uvicorn's default, trusting 127.0.0.1), that
+    address is not capped, while any other still is."""
+    with _serving(tmp_path) as base:
+        port = int(base.rsplit(":", 1)[1])
+        held = [_slow(base, b"GET / HTTP/1.1\r\n") for _ in range(CAP + 4)]
+        try:
+            time.sleep(0.1)
+            assert not any(_closed_by_server(s, 0.005) for s in held)  # all well before DEADLINE
+            try:
+                others = [
+                    socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0))
+                    for _ in range(CAP + 1)
+                ]
+            except OSError:
+                pytest.skip("no second loopback address here")
+            assert _closed_by_server(others[-1], 0.5)
+            for s in others:
+                s.close()
+        finally:
+            for s in held:
+                s.close()

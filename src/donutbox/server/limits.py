@@ -12,8 +12,10 @@ a request, request rate, and CPU work on the event loop.
   request line and headers (``HEADER_TIMEOUT`` seconds from the first byte
   or from the connection, whichever came first) and a cap on concurrent
   connections per address (``MAX_CONNECTIONS_PER_ADDRESS``; WebSockets
-  count until they close).  uvicorn itself has no header timeout: a client
-  sending one byte a minute held its connection for ever.
+  count until they close; a trusted reverse proxy, uvicorn's
+  ``forwarded_allow_ips``, is exempt since all its clients share its
+  address).  uvicorn itself has no header timeout: a client sending one
+  byte a minute held its connection for ever.
 - ``uvicorn_options()``: the keyword arguments ``donutbox serve`` passes to
   ``uvicorn.run`` to use all of this.
 """
@@ -213,12 +215,33 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._address: str | None = None
+        self._exempted = False
         self._header_timer: asyncio.TimerHandle | None = None
         self._armed_cycle: Any = None
+
+    def _exempt(self, address: str) -> bool:
+        """A trusted proxy (uvicorn's ``forwarded_allow_ips``, by default
+        127.0.0.1 and ::1, when proxy headers are on): every client behind
+        it shares its address, so it is not capped (the proxy limits its own
+        clients; its own connection count is bounded by ``limit_concurrency``)."""
+        config = self.config
+        if not getattr(config, "proxy_headers", False):
+            return False
+        trusted = getattr(config, "_donutbox_trusted", None)
+        if trusted is None:
+            trusted = _trusted_hosts(getattr(config, "forwarded_allow_ips", ""))
+            config._donutbox_trusted = trusted
+        return address in trusted
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
+        if self._exempt(address):
+            super().connection_made(transport)
+            self._address = None
+            self._exempted = True
+            self._arm()
+            return
         if not self.guard.take(address, self.max_per_address):
             # Over the cap: close before uvicorn sets anything up for it.
             self.transport = transport
@@ -246,7 +269,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        if self._address is None:  # refused in connection_made
+        if self._address is None and not self._exempted:  # refused in connection_made
             return
         idle = self.cycle is None or self.cycle.response_complete
         if idle:
@@ -257,7 +280,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        if self._address is None:
+        if self._address is None and not self._exempted:
             return
         self._release()
         super().connection_lost(exc)
@@ -287,6 +310,26 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
             lost(exc)
 
         ws.connection_lost = connection_lost
+
+
+class _Hosts:
+    def __init__(self, hosts: set[str], everyone: bool) -> None:
+        self.hosts = hosts
+        self.everyone = everyone
+
+    def __contains__(self, host: object) -> bool:
+        return self.everyone or host in self.hosts
+
+
+def _trusted_hosts(value: list[str] | str) -> Any:
+    try:  # uvicorn's own parser (networks, "*"), so both agree
+        from uvicorn.middleware.proxy_headers import _TrustedHosts
+
+        return _TrustedHosts(value)
+    except Exception:
+        items = value if isinstance(value, list) else value.split(",")
+        hosts = {h.strip() for h in items if h.strip()}
+        return _Hosts(hosts, "*" in hosts)
 
 
 def uvicorn_options() -> dict[str, Any]:

@@ -39,10 +39,12 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: Largest body of any request, in bytes (an intent is under 100).
 MAX_BODY = 16 * 1024
 #: Larger caps for the few paths that take a document: (method, path, bytes).
-#: A finished 4-player record is about 3 KB (104 moves); 64 KiB is twenty
-#: times that, and a 1.2 MB record of 62,872 moves is refused unread.
+#: A finished 4-player record is about 3 KB (104 moves); 32 KiB is ten
+#: times that, and a 1.2 MB record of 62,872 moves is refused unread.  (At
+#: most about 3,500 moves fit: replaying them costs about half a second,
+#: which is why routes replay records through ``limits.run_blocking``.)
 BODY_CAPS: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    ("POST", re.compile(r"^/api/games/import$"), 64 * 1024),
+    ("POST", re.compile(r"^/api/games/import$"), 32 * 1024),
 )
 #: Seconds a client has to send the whole body once its headers are in.
 BODY_TIMEOUT = 10.0
