@@ -233,7 +233,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
             config._donutbox_trusted = trusted
         return address in trusted
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
         if self._exempt(address):
