@@ -12,6 +12,7 @@ deadline shortened to keep the test quick."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -234,3 +235,49 @@ def test_a_trusted_proxy_is_not_capped(tmp_path: Path) -> None:
         finally:
             for s in held:
                 s.close()
+
+
+def test_requests_beyond_an_addresss_rate_get_429(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """API requests from the network share a bucket per address (burst 5,
+    1 a second here): the sixth in a row gets 429 with one line and
+    Retry-After; an import costs 10 tokens, more than the whole burst;
+    another address is unaffected; static files are not counted.  (Main
+    had no per-address limit: one machine could take all the server's time.)"""
+    from donutbox.server import security
+
+    monkeypatch.setattr(security, "REQUESTS", limits.AddressBuckets(rate=1.0, burst=5))
+    port = int(server.rsplit(":", 1)[1])
+
+    def get(path: str, source: str, method: str = "GET") -> tuple[int, str, str | None]:
+        sock = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+        body = b"{}" if method == "POST" else b""
+        sock.sendall(
+            f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        sock.settimeout(5)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        sock.close()
+        head, _, payload = answer.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        fields = dict(line.lower().split(": ", 1) for line in lines[1:])
+        return int(lines[0].split()[1]), payload.decode(), fields.get("retry-after")
+
+    try:
+        socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.3", 0)).close()
+    except OSError:
+        pytest.skip("no second loopback address here")
+    statuses = [get("/api/meta", "127.0.0.2")[0] for _ in range(6)]
+    assert statuses == [200] * 5 + [429]
+    status, payload, retry = get("/api/meta", "127.0.0.2")
+    assert status == 429 and retry is not None and 1 <= int(retry) <= 2
+    detail = json.loads(payload)["detail"]
+    assert detail.startswith("rate limit: too many requests from your address; try again in ")
+    assert get("/static/style.css", "127.0.0.2")[0] == 200  # not an API request
+    assert get("/api/games/import", "127.0.0.3", "POST")[0] == 429  # costs 10 > burst 5
+    assert get("/api/meta", "127.0.0.3")[0] == 200  # the refused import took nothing

@@ -4,6 +4,8 @@ a request, request rate, and CPU work on the event loop.
 - ``AddressBuckets``: a token bucket per client address (e.g. game creation:
   a burst, then a steady rate); the table of addresses is bounded and idle
   entries are dropped, so a flood of addresses cannot grow it for ever.
+  One of them, ``REQUEST_RATE``/``REQUEST_BURST``, bounds every API request
+  from the network (``security.GuardMiddleware``: 429 beyond).
 - ``run_blocking``: CPU work (replaying a long record, importing one) runs in
   a small bounded thread pool, never on the event loop; when too much is
   already waiting it refuses at once (``Busy``: 503) rather than queueing
@@ -43,6 +45,12 @@ MAX_CONNECTIONS_PER_ADDRESS = 64
 MAX_CONNECTIONS = 4096
 #: Seconds an idle keep-alive connection stays open.
 KEEP_ALIVE = 5
+#: API requests an address may make: a burst, then a steady rate a second
+#: (``security.GuardMiddleware`` applies it to requests that came through
+#: ``GuardedHttpProtocol``, i.e. from the network).  Costly requests take
+#: more than one token (``request_cost``).
+REQUEST_RATE = 50.0
+REQUEST_BURST = 200
 #: Threads for blocking work, and how many calls may wait for one.
 BLOCKING_THREADS = 2
 BLOCKING_QUEUE = 16
@@ -91,6 +99,17 @@ class AddressBuckets:
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+
+def request_cost(method: str, path: str) -> float:
+    """Tokens a request takes from its address's bucket: a record's import
+    replays it (10), a new game or a hint makes work (5), anything else 1."""
+    if method == "POST":
+        if path == "/api/games/import":
+            return 10.0
+        if path in ("/api/games", "/api/online") or path.endswith("/hint"):
+            return 5.0
+    return 1.0
 
 
 def client_address(scope_or_request: Any) -> str:
@@ -250,6 +269,12 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         self._address = address
         super().connection_made(transport)
         self._arm()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # A request from the network (not an in-process test client): the
+        # middleware applies the per-address request rate to it.
+        self.scope["donutbox.guarded"] = True  # type: ignore[typeddict-unknown-key]
 
     def _arm(self) -> None:
         if self._header_timer is None:

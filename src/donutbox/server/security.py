@@ -1,6 +1,9 @@
 """What every HTTP exchange goes through before the routes see it, and the
 headers every answer carries.  ``install(app)`` puts it all on the app:
 
+- **A request rate per address** for API requests from the network
+  (``limits.REQUEST_RATE``, costly requests counting more): 429 with a
+  one-line reason and ``Retry-After`` beyond it.
 - **Body bounds** (an ASGI middleware, so nothing is parsed first): a body
   over its path's cap gets 413 with a one-line reason, from the
   ``Content-Length`` header when there is one, otherwise as soon as the
@@ -26,7 +29,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from . import jsonsafe
+from . import jsonsafe, limits
 from .limits import Busy
 from .storage import StorageError
 
@@ -62,6 +65,10 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 )
 
 
+#: The per-address request buckets of this process (see limits.REQUEST_RATE).
+REQUESTS = limits.AddressBuckets(limits.REQUEST_RATE, limits.REQUEST_BURST)
+
+
 def body_cap(method: str, path: str) -> int:
     for m, pattern, cap in BODY_CAPS:
         if method == m and pattern.match(path):
@@ -69,13 +76,16 @@ def body_cap(method: str, path: str) -> int:
     return MAX_BODY
 
 
-async def _answer(send: Send, status: int, reason: str) -> None:
+async def _answer(
+    send: Send, status: int, reason: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     body = json.dumps({"detail": reason}).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
         *SECURITY_HEADERS,
+        *(extra or []),
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -102,6 +112,18 @@ class GuardMiddleware:
 
         method = scope.get("method", "GET")
         path = scope.get("path", "")
+        if scope.get("donutbox.guarded") and path.startswith("/api/"):
+            address = limits.client_address(scope)
+            cost = limits.request_cost(method, path)
+            if not REQUESTS.allow(address, cost):
+                wait = max(1, round(REQUESTS.retry_after(address, cost) + 0.5))
+                await _answer(
+                    send,
+                    429,
+                    f"rate limit: too many requests from your address; try again in {wait} s",
+                    [(b"retry-after", str(wait).encode())],
+                )
+                return
         cap = body_cap(method, path)
         length = None
         for name, value in scope.get("headers", []):
