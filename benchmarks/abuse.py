@@ -15,10 +15,13 @@ every 0.1 s.  At the end it reads every game back: each acknowledged move
 must be stored (nothing lost).
 
 The **attacks** come from other loopback addresses (127.0.0.2 and up: a
-stranger's machine, not the normal client's), one after the other:
+stranger's machine, not the normal client's), one after the other.  The
+request floods come from one address (``--flood-addresses`` for more), 8 to
+32 requests in flight; the connection attacks from 16 (so that 1,000
+connections fit under the per-address cap and meet the header deadline):
 
-- import flood: 100 imports of a 1.2 MB record, then 300 of a real one
-  (two attacks);
+- import flood: imports of a 1.2 MB record, then of a real one (two
+  attacks; at most 1,000 and 3,000);
 - game-creation flood: up to 2,000 online games (as fast as allowed);
 - slow headers: 1,000 connections sending half a request, re-opened
   when dropped, from 16 addresses;
@@ -213,6 +216,11 @@ async def _client(base: str, events_path: str, stop_path: str) -> None:
 # -- attacks ------------------------------------------------------------------------------------
 
 
+#: Addresses the request floods come from (``--flood-addresses``): one, a
+#: single machine, by default.
+FLOOD_ADDRESSES = 1
+
+
 def _http_clients(base: str, n: int) -> list[Any]:
     import httpx
 
@@ -220,7 +228,7 @@ def _http_clients(base: str, n: int) -> list[Any]:
         httpx.AsyncClient(
             base_url=base,
             timeout=30,
-            transport=httpx.AsyncHTTPTransport(local_address=ATTACKERS[i % len(ATTACKERS)]),
+            transport=httpx.AsyncHTTPTransport(local_address=ATTACKERS[i % FLOOD_ADDRESSES]),
         )
         for i in range(n)
     ]
@@ -272,7 +280,7 @@ async def attack_import_huge(base: str, seconds: float, _game: dict[str, Any]) -
     statuses = await _flood(
         base,
         lambda c, i: c.post("/api/games/import", content=body, headers=headers),
-        100,
+        1000,
         seconds,
         8,
     )
@@ -285,7 +293,7 @@ async def attack_import_real(base: str, seconds: float, _game: dict[str, Any]) -
     statuses = await _flood(
         base,
         lambda c, i: c.post("/api/games/import", content=body, headers=headers),
-        300,
+        3000,
         seconds,
         8,
     )
@@ -451,6 +459,12 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=15.0, help="length of each attack")
     ap.add_argument("--settle", type=float, default=5.0, help="seconds after each attack")
     ap.add_argument("--out", help="write the figures as JSON here")
+    ap.add_argument(
+        "--flood-addresses",
+        type=int,
+        default=1,
+        help="loopback addresses the request floods come from (1 to 16; default 1)",
+    )
     ap.add_argument("--client", nargs=3, metavar=("URL", "EVENTS", "STOP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
@@ -458,6 +472,10 @@ def main() -> int:
         return 0
     if not 1 <= args.seconds <= 60:
         ap.error("--seconds must be from 1 to 60")
+    if not 1 <= args.flood_addresses <= len(ATTACKERS):
+        ap.error(f"--flood-addresses must be from 1 to {len(ATTACKERS)}")
+    global FLOOD_ADDRESSES
+    FLOOD_ADDRESSES = args.flood_addresses
 
     work = Path(tempfile.mkdtemp(prefix="donutbox-abuse-"))
     port = _free_port()
