@@ -337,3 +337,23 @@ def test_get_of_a_quarantined_game_is_corrupt_game(path: Path) -> None:
     store.quarantine(game.id, "by hand")
     with pytest.raises(CorruptGame, match=r"^game .*: its stored record is damaged \(by hand\)"):
         store.get(game.id)
+
+
+def test_a_socket_on_a_damaged_game_is_closed_with_the_reason(path: Path) -> None:
+    """Main: a WebSocket opened on a game whose row could not be read raised
+    in the handler (a bare handshake failure, a traceback in the log).  Now
+    it is closed with 1011 and the one-line reason."""
+    from starlette.websockets import WebSocketDisconnect
+
+    with TestClient(create_app(_url(path), inline_ai=True)) as c:
+        gid = _online_row(c)
+    with sqlite3.connect(path) as conn:
+        conn.execute("update games set options = '{' where id = ?", (gid,))
+    with TestClient(create_app(_url(path), inline_ai=True)) as c:
+        with (
+            pytest.raises(WebSocketDisconnect) as info,
+            c.websocket_connect(f"/api/online/{gid}/ws") as ws,
+        ):
+            ws.receive_json()
+        assert info.value.code == 1011
+        assert _one_line(info.value.reason).startswith(f"game {gid}: its stored record")

@@ -17,12 +17,14 @@ headers every answer carries.  ``install(app)`` puts it all on the app:
   ``fastapi-offline`` wheel ships them), not a CDN, with its start-up
   script as a file (the CSP forbids inline script).
 - One-line answers for the storage's and the worker pool's failures
-  (``StorageError``: 503, ``Busy``: 503) instead of a bare 500.
+  (``StorageError``: 503, or a WebSocket closed with 1011 and the reason;
+  ``Busy``: 503) instead of a bare 500.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -274,7 +276,18 @@ def install(app: Any) -> None:
     install_docs(app)
 
     @app.exception_handler(StorageError)
-    async def _storage_error(_request: Any, err: StorageError) -> JSONResponse:
+    async def _storage_error(conn: Any, err: StorageError) -> JSONResponse | None:
+        if conn.scope["type"] == "websocket":
+            # Closed with the reason (accepted first: a refused handshake
+            # reaches a browser as a bare 1006, which it would retry).
+            from starlette.websockets import WebSocketState
+
+            reason = err.reason.encode()[:120].decode("utf-8", "ignore")
+            with contextlib.suppress(Exception):
+                if conn.application_state == WebSocketState.CONNECTING:
+                    await conn.accept()
+                await conn.close(code=1011, reason=reason)
+            return None
         return JSONResponse({"detail": err.reason}, status_code=503)
 
     @app.exception_handler(Busy)
