@@ -86,6 +86,20 @@ def _own_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` has used so far."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def _load() -> float:
+    with contextlib.suppress(OSError, ValueError):
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    return 0.0
+
+
 def _p(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -398,7 +412,11 @@ async def attack_spectators(base: str, seconds: float, game: dict[str, Any]) -> 
             return
         outcome["held"] = outcome.get("held", 0) + 1
 
-    await asyncio.gather(*(one(i) for i in range(1000)))
+    # Joining is slow while each join is announced to every reader (the
+    # cost grows with the square of the spectators): bounded here.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(1000))), seconds + 60)
+    outcome["connected"] = len(socks)
     for ws in socks:
         with contextlib.suppress(Exception):
             await ws.close()
@@ -524,7 +542,7 @@ def main() -> int:
             time.sleep(0.1)
         time.sleep(2)
         start_rss = _own_rss_mb(server.pid)
-        t0 = time.time()
+        cpu0, t0 = _cpu_s(server.pid), time.time()
         time.sleep(args.seconds)
         results.append(
             {
@@ -533,16 +551,18 @@ def main() -> int:
                 "t1": time.time(),
                 "rss_before": start_rss,
                 "rss_after": _own_rss_mb(server.pid),
+                "server_cpu_s": _cpu_s(server.pid) - cpu0,
+                "load": _load(),
                 "outcome": {},
             }
         )
         for name, attack in ATTACKS:
             game = json.loads(Path(stop_path + ".game").read_text())
             before = _own_rss_mb(server.pid)
-            t0 = time.time()
+            cpu0, t0 = _cpu_s(server.pid), time.time()
             print(f"{name} ...", file=sys.stderr, flush=True)
             outcome = asyncio.run(attack(base, args.seconds, game))
-            t1 = time.time()
+            t1, cpu1, load = time.time(), _cpu_s(server.pid), _load()
             time.sleep(args.settle)
             results.append(
                 {
@@ -551,8 +571,10 @@ def main() -> int:
                     "t1": t1,
                     "rss_before": before,
                     "rss_after": _own_rss_mb(server.pid),
-                    "outcome": outcome,
                     "rss_with_workers": _rss_mb(server.pid),
+                    "server_cpu_s": cpu1 - cpu0,
+                    "load": load,
+                    "outcome": outcome,
                 }
             )
             if server.poll() is not None:
@@ -580,15 +602,19 @@ def main() -> int:
         f"\nserver alive to the end: {alive}; normal client's games: {summary['games']}, "
         f"moves lost: {len(summary['lost'])}\n"
     )
-    print("| attack | moves | p50 move ms | p99 move ms | p99 GET ms | failed | RSS MB |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| attack | s | server CPU s | load | moves | p50 move ms | p99 move ms | p99 GET ms "
+        "| failed | RSS MB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
 
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
 
     for r in results:
         print(
-            f"| {r['attack']} | {r['moves']} | {f(r['move_p50_ms'])} | {f(r['move_p99_ms'])} | "
+            f"| {r['attack']} | {r['t1'] - r['t0']:.1f} | {r['server_cpu_s']:.1f} | "
+            f"{r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | {f(r['move_p99_ms'])} | "
             f"{f(r['get_p99_ms'])} | {r['failed']} | "
             f"{r['rss_before']:.0f} -> {r['rss_after']:.0f} |"
         )
