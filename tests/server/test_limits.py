@@ -8,6 +8,7 @@ Each test says what it would have seen on main before these bounds existed
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import sqlite3
@@ -24,6 +25,7 @@ from fastapi.testclient import TestClient
 from donutbox.core import Game, Rules
 from donutbox.server import jsonsafe, limits, security
 from donutbox.server.app import create_app
+from donutbox.server.storage import make_engine
 
 
 @pytest.fixture
@@ -52,9 +54,9 @@ def _one_line(detail: object) -> str:
 
 
 def _count_games(db: str) -> int:
-    path = db.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as conn:
-        return int(conn.execute("select count(*) from games").fetchone()[0])
+    # Through the server's own engine: it holds the file's lock while it runs.
+    with make_engine(db).connect() as conn:
+        return int(conn.exec_driver_sql("select count(*) from games").scalar_one())
 
 
 # -- point 4: bodies are bounded before anything parses them ----------------------------
@@ -239,7 +241,7 @@ def test_deep_metadata_already_stored_gives_no_500(db: str) -> None:
         gid = c.post("/api/games/import", json=_finished_record()).json()["id"]
         other = c.post("/api/games", json={"opponent": "random"}).json()["id"]
     path = db.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         (text,) = conn.execute("select record from games where id = ?", (gid,)).fetchone()
         record = json.loads(text)
         record["notes"] = json.loads("[" * 300 + "]" * 300)

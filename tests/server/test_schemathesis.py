@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from hypothesis import HealthCheck, settings
 from donutbox.core import Game, Rules
 from donutbox.server.app import create_app
 from donutbox.server.security import CSP
+from donutbox.server.storage import make_engine
 
 HEADERS = {
     "content-security-policy": CSP,
@@ -74,13 +74,14 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 def _snapshot() -> tuple[int, str]:
     """How many games, and a digest of the seeded games' rows."""
-    with sqlite3.connect(_DB) as conn:
-        count = conn.execute("select count(*) from games").fetchone()[0]
+    # Through the app's own engine: it holds the SQLite file's lock.
+    with make_engine(_URL).connect() as conn:
+        count = conn.exec_driver_sql("select count(*) from games").scalar_one()
         marks = ",".join("?" * len(SEEDED["ids"]))  # type: ignore[arg-type]
-        rows = conn.execute(
+        rows = conn.exec_driver_sql(
             f"select id, version, finished, record, options from games where id in ({marks})"
             " order by id",
-            SEEDED["ids"],  # type: ignore[arg-type]
+            tuple(SEEDED["ids"]),  # type: ignore[arg-type]
         ).fetchall()
     return count, hashlib.sha256(repr(rows).encode()).hexdigest()
 

@@ -9,6 +9,7 @@ says what main did."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -47,19 +48,31 @@ def _record() -> dict[str, Any]:
 
 class Locker:
     """Another process's hold on the database: an exclusive transaction on
-    a second connection, as ``sqlite3 games.db 'BEGIN EXCLUSIVE'`` would."""
+    a second connection, as ``sqlite3 games.db 'BEGIN EXCLUSIVE'`` would.
+
+    The server keeps the file locked while its connection is open, so the
+    locker first has the server's engine let go (as when that connection
+    is dropped after an error) and takes the lock before it reconnects."""
 
     def __init__(self, path: Path) -> None:
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
 
     def lock(self) -> None:
+        make_engine(_url(self.path)).dispose()
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("BEGIN EXCLUSIVE")
 
     def unlock(self) -> None:
-        self.conn.execute("ROLLBACK")
+        # Closed, not only rolled back: an open connection to a WAL file
+        # keeps a shared hold that the server's exclusive one must wait for.
+        if self.conn is not None:
+            self.conn.execute("ROLLBACK")
+            self.conn.close()
+            self.conn = None
 
     def close(self) -> None:
-        self.conn.close()
+        self.unlock()
 
 
 def _one_line(text: object) -> str:
@@ -180,7 +193,7 @@ def test_a_bad_row_is_quarantined_and_the_server_starts(
     starts, the good game plays, a set-aside game answers 503 in one line."""
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         good, bad_json, bad_record = _online_row(c), _online_row(c), _online_row(c)
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("update games set record = '{\"moves\": [' where id = ?", (bad_json,))
         (text,) = conn.execute("select record from games where id = ?", (bad_record,)).fetchone()
         record = json.loads(text)
@@ -210,7 +223,7 @@ def test_a_bad_row_does_not_break_the_list(path: Path) -> None:
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         a = c.post("/api/games", json={"opponent": "random"}).json()["id"]
         b = c.post("/api/games", json={"opponent": "random"}).json()["id"]
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("update games set seats = 'not json' where id = ?", (b,))
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         r = c.get("/api/games")
@@ -289,10 +302,11 @@ def test_a_corrupt_page_gives_a_log_line_and_a_clear_error(
 
 
 def test_a_truncated_database_is_an_error_not_a_signal(path: Path) -> None:
-    """Main ran SQLite in WAL mode, whose ``-shm`` index is memory-mapped:
-    truncating the database's files under a running server killed it with
-    SIGBUS (exit -7, no log line).  Now nothing is mapped: the next read
-    and write are StorageErrors, and the process carries on to exit 0."""
+    """Main ran SQLite in WAL's shared mode, whose ``-shm`` index is
+    memory-mapped: truncating the database's files under a running server
+    killed it with SIGBUS (exit -7, no log line).  Now nothing is mapped:
+    the next read and write work or are StorageErrors, and the process
+    carries on to exit 0."""
     script = textwrap.dedent(
         f"""
         import os, sys
@@ -310,9 +324,12 @@ def test_a_truncated_database_is_an_error_not_a_signal(path: Path) -> None:
         calls = (lambda: store.get(ids[1]), lambda: store.save_with_retry(ids[1], 0, record, False))
         for call in calls:
             try:
-                outcomes.append(repr(call()))
+                call()
+                outcomes.append("ok")
             except StorageError as err:
                 outcomes.append("StorageError: " + err.reason)
+            except Exception as err:
+                outcomes.append("other: " + repr(err))
         print("\\n".join(outcomes))
         print("still alive")
         """
@@ -325,10 +342,9 @@ def test_a_truncated_database_is_an_error_not_a_signal(path: Path) -> None:
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     lines = done.stdout.splitlines()
     assert lines[-1] == "still alive"
-    # Reading a game from an emptied file finds nothing or an error; the
-    # write of a game that is gone is an error, never a crash.
-    assert lines[1].startswith("StorageError: storage: could not save the move") or lines[1] == "1"
-    assert lines[0] == "None" or lines[0].startswith("StorageError: ")
+    # Each call either works (the pages are still in this process's cache)
+    # or is a StorageError: never another exception, never a signal.
+    assert all(line == "ok" or line.startswith("StorageError: storage: ") for line in lines[:-1])
 
 
 def test_get_of_a_quarantined_game_is_corrupt_game(path: Path) -> None:
@@ -347,7 +363,7 @@ def test_a_socket_on_a_damaged_game_is_closed_with_the_reason(path: Path) -> Non
 
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         gid = _online_row(c)
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("update games set options = '{' where id = ?", (gid,))
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         with (

@@ -10,12 +10,16 @@ Faults (docs/online.md, "Limits and what they cost"):
 - Every database failure reaches callers as ``StorageError`` (one line,
   ``reason``), logged once on the ``donutbox.storage`` logger; never a bare
   driver exception, never a signal.
-- SQLite runs with a rollback journal and ``mmap_size=0``: nothing of the
-  file is memory-mapped.  In WAL mode SQLite maps the ``-shm`` index into
-  memory, and a truncated or unwritable ``-shm`` file then kills the
-  process with SIGBUS (no log line, no error to catch); with a rollback
-  journal the same faults are ordinary I/O errors.  The cost is an fsync a
-  move (about 0.7 ms on the project's machine; 1,500 writes a second).
+- SQLite runs in WAL mode with ``locking_mode=EXCLUSIVE`` and
+  ``mmap_size=0``: nothing of the database is memory-mapped.  In WAL's
+  usual shared mode SQLite maps the ``-shm`` index into memory, and a
+  truncated or unwritable ``-shm`` file then killed the process with SIGBUS
+  (no log line, no error to catch).  In exclusive mode the index is in this
+  process's memory, and the same faults are ordinary I/O errors.  The cost:
+  one process holds the file (a second ``donutbox serve`` on it is refused
+  at start with "database is locked"); in this process every thread shares
+  one connection (``make_engine`` returns the same engine for the same
+  URL), taken in turn.  Commits stay as cheap as before (no fsync a move).
 - A move's write is retried (``SAVE_ATTEMPTS``, with a short pause) when
   the database is busy or fails for a moment; if it still fails the caller
   gets ``StorageError`` and the stored game is unchanged.
@@ -32,7 +36,9 @@ import json
 import logging
 import os
 import secrets
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,6 +62,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.pool import QueuePool
 
 from .jsonsafe import MAX_DEPTH, loads_bounded
 
@@ -146,9 +153,10 @@ class StorageError(Exception):
 class CorruptGame(StorageError):
     """A stored game that cannot be read: it is quarantined."""
 
-    def __init__(self, game_id: str, reason: str) -> None:
-        super().__init__(f"game {game_id}: its stored record is damaged ({reason}); set aside")
+    def __init__(self, game_id: str, why: str) -> None:
+        super().__init__(f"game {game_id}: its stored record is damaged ({why}); set aside")
         self.game_id = game_id
+        self.why = why
 
 
 def _brief(err: BaseException) -> str:
@@ -157,7 +165,7 @@ def _brief(err: BaseException) -> str:
     orig = getattr(err, "orig", None)
     text = str(orig if orig is not None else err).strip()
     line = (text.splitlines() or [type(err).__name__])[0]
-    return line[:200]
+    return line.split(" (Background on this error")[0][:200]
 
 
 def _transient(err: BaseException) -> bool:
@@ -177,25 +185,51 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'donutbox.db'}"
 
 
+#: SQLite engines of this process by URL: an SQLite file is opened once (its
+#: lock is exclusive, so a second engine on it would find it locked).
+_SQLITE_ENGINES: weakref.WeakValueDictionary[str, Engine] = weakref.WeakValueDictionary()
+_SQLITE_LOCK = threading.Lock()
+
+
 def make_engine(url: str | None = None, busy_timeout_ms: int | None = None) -> Engine:
+    """An engine for ``url``.  An SQLite file gets one connection, shared by
+    every thread of this process (the same engine for the same URL), in WAL
+    mode with an exclusive lock: see the module's docstring."""
     url = url or default_url()
     busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
-    engine = create_engine(url, future=True)
-    if engine.dialect.name == "sqlite":
+    if not url.startswith("sqlite"):
+        engine = create_engine(url, future=True)
+        Base.metadata.create_all(engine)
+        return engine
+    with _SQLITE_LOCK:
+        engine = _SQLITE_ENGINES.get(url)
+        if engine is not None:
+            return engine
+        engine = create_engine(
+            url,
+            future=True,
+            poolclass=QueuePool,
+            pool_size=1,
+            max_overflow=0,
+            pool_timeout=10,
+            connect_args={"check_same_thread": False},
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
-            # Nothing memory-mapped (see the module's docstring): no WAL (its
-            # -shm index is always mapped) and no mmap of the file itself.
             cur.execute(f"PRAGMA busy_timeout={int(busy)}")
             cur.execute("PRAGMA mmap_size=0")
-            cur.execute("PRAGMA journal_mode=DELETE")
+            # Exclusive before WAL: the WAL index then lives in this
+            # process's memory, never in a mapped -shm file.
+            cur.execute("PRAGMA locking_mode=EXCLUSIVE")
+            cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
 
-    Base.metadata.create_all(engine)
-    return engine
+        Base.metadata.create_all(engine)
+        _SQLITE_ENGINES[url] = engine
+        return engine
 
 
 def _now() -> datetime:
@@ -273,7 +307,11 @@ class Store:
         )
 
     def close(self) -> None:
+        """Finish pending writes and close the database connection (for
+        SQLite this releases the file's lock; the engine reconnects if it is
+        used again)."""
         self.writer.shutdown(wait=True)
+        self.engine.dispose()
 
     def create(
         self,
@@ -320,10 +358,12 @@ class Store:
                 try:
                     return _load(row)
                 except CorruptGame as err:
-                    self.quarantine(game_id, err.reason)
-                    raise
+                    damaged = err
         except SQLAlchemyError as err:
             raise self._fail("read the game", err) from None
+        # Outside the session: the SQLite engine has one connection.
+        self.quarantine(game_id, damaged.why)
+        raise damaged
 
     def save(
         self,
@@ -387,6 +427,7 @@ class Store:
         """The most recently updated games; damaged rows are quarantined and
         left out."""
         out = []
+        damaged: list[CorruptGame] = []
         try:
             with Session(self.engine) as db:
                 query = select(GameRow)
@@ -399,9 +440,11 @@ class Store:
                     try:
                         out.append(_load(r))
                     except CorruptGame as err:
-                        self.quarantine(r.id, err.reason)
+                        damaged.append(err)
         except SQLAlchemyError as err:
             raise self._fail("list the games", err) from None
+        for err in damaged:  # outside the session: one connection
+            self.quarantine(err.game_id, err.why)
         return out
 
     def unfinished_ids(self, mode: str) -> list[str]:
