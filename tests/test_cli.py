@@ -1,4 +1,4 @@
-"""The ``donutbox`` command line (RULES.md section 9, command-line contract).
+"""The ``donutbox`` command line (docs/spec.md, "Command-line contract").
 
 Every command runs in a subprocess, many at once (each is a fresh
 interpreter).  Bad input of any kind must give exit status 2, exactly one line
@@ -24,7 +24,7 @@ AB = ["Ann", "Bob"]
 B5 = ["BBBB"] * 5
 DECKS = [["BBBB"] * 4 + ["CCCC", "BBBB"], B5]
 
-# The table of RULES.md section 1, copied by hand (halves, threes, rainbows, rolls).
+# The table of docs/spec.md, "Components", copied by hand (halves, threes, rainbows, rolls).
 HALVES = Counter(["CCSS", "CCHH", "CCBB", "SSHH", "SSBB", "HHBB"] * 2)
 THREES = Counter(["CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH"])
 RAINBOWS = Counter(["CSHB", "CSBH", "CHSB", "CHBS"])
@@ -219,7 +219,7 @@ def test_new_with_options_gives_a_record_that_replays(tmp_path: Path) -> None:
         ("--names", "Ann"),
         ("--names", ",,"),
         ("--names", "A,B,C,D,E"),
-        ("--names", "Ann," + "x" * 201),  # a record may not hold it (RULES.md 9)
+        ("--names", "Ann," + "x" * 201),  # a record may not hold it (docs/notation.md, Limits)
         ("--out", "/nonexistent-dir/sub/x.json"),
         ("--bogus",),
     ],
@@ -637,3 +637,408 @@ def test_perft_bad_input(tmp_path: Path) -> None:
     cases += [("perft", str(dealt), "--depth", "-1"), ("perft", str(tmp_path / "none.json"))]
     for args, proc in zip(cases, run_many([Job(c) for c in cases]), strict=True):
         assert_bad_input(proc, " ".join(args))
+
+
+# -- issue 19: what a newcomer meets on the command line ------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+def _env_with_this_tree() -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("DONUTBOX_DEBUG", None)
+    env.pop("FORCE_COLOR", None)
+    return env
+
+
+def _interrupt_after_progress(args: list[str], out: Path, total: int) -> tuple[int, str, float]:
+    """Start ``donutbox ARGS`` in its own process group (as a terminal would
+    run it), wait until ``out/progress.jsonl`` shows a finished game, then
+    send SIGINT to the whole group (what Ctrl-C does).  Returns the exit
+    status, standard error, and the seconds from SIGINT to the exit."""
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "donutbox.cli", *args, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env_with_this_tree(),
+        start_new_session=True,
+    )
+    log = out / "progress.jsonl"
+    try:
+        deadline = time.monotonic() + 120
+        while not (log.exists() and log.read_text().strip()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no game finished in 120 s"
+            time.sleep(0.1)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    # No worker outlives the command: the process group empties (at once but
+    # for multiprocessing's resource tracker, which ends when it sees its
+    # parent gone).
+    gone_by = time.monotonic() + 3
+    while True:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < gone_by, "a process of the command outlived it"
+        time.sleep(0.05)
+    assert total > 0
+    return proc.returncode, err, took
+
+
+@pytest.mark.parametrize("command", ["sim", "balance"])
+def test_ctrl_c_stops_every_worker_at_once_and_keeps_finished_games(
+    command: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    # MCTS at 0.05 s (wall clock) a move: about 3 s a game, 40 games (320 for
+    # balance, 40 per rule combination) on 2 workers: far from done when the
+    # first game has finished.
+    args = [command, "--players", "mcts,mcts", "--seconds", "0.05", "--clock", "wall"]
+    args += ["--games", "40", "--jobs", "2"]
+    total = 40 if command == "sim" else 40 * 8
+    status, err, took = _interrupt_after_progress(args, out, total)
+    assert status == 130, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    m = re.fullmatch(
+        rf"donutbox {command}: interrupted: (\d+) of {total} games finished, kept in (.+)",
+        lines[-1],
+    )
+    assert m, lines[-1]
+    done = int(m.group(1))
+    assert 1 <= done < total and m.group(2) == str(out)
+    # What finished is kept: one progress line, one record and one CSV row per game.
+    logged = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert len(logged) == done
+    records = (out / "records.jsonl").read_text().splitlines()
+    assert len(records) == done
+    with (out / "games.csv").open() as fh:
+        import csv
+
+        rows = list(csv.DictReader(fh))
+    assert sorted(int(r["game"]) for r in rows) == sorted(g["game"] for g in logged)
+    # Each kept record is a whole game that replays to the logged scores.
+    for line, game in zip(records, sorted(logged, key=lambda g: g["game"]), strict=True):
+        record = json.loads(line)
+        assert record["result"]["scores"] == game["scores"]
+    first = tmp_path / "first.json"
+    first.write_text(records[0])
+    replayed = run("replay", str(first), "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["finished"] is True
+
+
+def test_ctrl_c_with_one_job_keeps_finished_games_too(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["sim", "--players", "heuristic,heuristic", "--games", "400", "--jobs", "1"]
+    status, err, took = _interrupt_after_progress(args, out, 400)
+    assert status == 130 and took < 5, err
+    assert re.search(r"donutbox sim: interrupted: \d+ of 400 games finished, kept in ", err)
+    assert (out / "games.csv").exists()
+
+
+def test_moves_card_on_a_dealt_game_is_refused_as_the_docs_say(tmp_path: Path) -> None:
+    # docs/notation.md (moves): "In a dealt game --card is refused".
+    dealt = write(tmp_path / "dealt.json", {"format": F, "players": AB, "seed": 1})
+    proc = run("moves", str(dealt), "--json", "--card", "CCSS")
+    assert_bad_input(proc, "moves --card on a dealt game")
+    assert proc.stderr.startswith("donutbox moves: --card is only for a free game")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "notation.md").read_text()
+    assert "In a dealt game `--card` is refused" in " ".join(docs.split())
+
+
+def test_an_illegal_move_is_named_by_its_number_and_its_ply(tmp_path: Path) -> None:
+    # perfect-illegal (tests/data/README.md): the third move, ply 2, HHCC@2,2/0.
+    path = str(DATA / "perfect-illegal.json")
+    jobs = [
+        Job(("replay", path)),
+        Job(("replay", path, "--json")),
+        Job(("moves", path, "--json")),
+        Job(("show", path, "--no-legend")),
+        Job(("perft", str(DATA / "perfect-illegal.json"), "--depth", "1")),
+        Job(("play", "--resume", path, "--no-color")),
+    ]
+    replay_text, replay_json, moves, show, perft, play = run_many(jobs)
+    want = "move 3 (ply 2, HHCC@2,2/0) is illegal: Perfect Match"
+    for command, proc in zip(("replay", "moves", "show"), (replay_text, moves, show), strict=True):
+        assert proc.returncode == 1, (command, proc.stderr)
+        assert proc.stderr.startswith(f"donutbox {command}: {want}"), proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    # The JSON contract is unchanged: 0-based ply, the move, the reason.
+    assert replay_json.returncode == 1
+    error = json.loads(replay_json.stdout)["error"]
+    assert error["ply"] == 2 and error["move"] == "HHCC@2,2/0"
+    assert "move 3" not in error["reason"]
+    assert play.returncode == 1 and play.stdout == ""
+    assert play.stderr.startswith(f"donutbox play: --resume {path}: {want}"), play.stderr
+    # perft refuses a free game before it replays: whatever the reason, one line.
+    assert perft.returncode in (1, 2) and len(perft.stderr.strip().splitlines()) == 1
+
+
+BAD_CALLS = [
+    ("new", ("new", "--players", "5")),
+    ("new", ("new", "--out", "/tmp")),
+    ("new", ("new", "--players", "two")),
+    ("sim", ("sim", "--games", "0")),
+    ("sim", ("sim", "--players", "heuristic,nobody")),
+    ("sim", ("sim", "--bogus")),
+    ("balance", ("balance", "--jobs", "0")),
+    ("play", ("play", "--vs", "nobody")),
+    ("play", ("play", "--seconds", "0")),
+    ("bench", ("bench", "--games", "0")),
+    ("serve", ("serve", "--port", "0")),
+    ("replay", ("replay", "/no/such/file.json")),
+    ("replay", ("replay", str(DATA / "bad-format.json"), "--json")),
+    ("moves", ("moves", str(DATA / "bad-move.json"))),
+    ("show", ("show", str(DATA / "bad-players.json"))),
+    ("perft", ("perft", str(DATA / "bad-seed.json"))),
+    ("render", ("render", str(DATA / "bad-format.json"), "--out", "/tmp/never.svg")),
+    ("print", ("print", "--decks", "9")),
+    ("help", ("help", "frobnicate")),
+    (None, ("frobnicate",)),
+    (None, ("--bogus",)),
+]
+
+
+def test_every_error_has_the_one_prefix_style() -> None:
+    # docs/notation.md, the command line: "donutbox COMMAND: reason", or
+    # "donutbox: reason" when no command could be read.
+    procs = run_many([Job(args) for _, args in BAD_CALLS])
+    for (command, args), proc in zip(BAD_CALLS, procs, strict=True):
+        assert_bad_input(proc, " ".join(args))
+        prefix = f"donutbox {command}: " if command else "donutbox: "
+        assert proc.stderr.startswith(prefix), (args, proc.stderr)
+        assert not proc.stderr.startswith(prefix + "donutbox"), proc.stderr  # no doubled prefix
+
+
+def test_bare_donutbox_and_the_help_command() -> None:
+    bare, top, one, same, unknown, flag = run_many(
+        [
+            Job(()),
+            Job(("help",)),
+            Job(("help", "new")),
+            Job(("new", "--help")),
+            Job(("help", "frobnicate")),
+            Job(("--help",)),
+        ]
+    )
+    # No command: the usage goes to standard error, status 2, nothing on stdout.
+    assert bare.returncode == 2 and bare.stdout == ""
+    assert bare.stderr.startswith("usage: donutbox") and "replay" in bare.stderr
+    assert bare.stderr.rstrip().endswith("donutbox: no command given (see 'donutbox help')")
+    # `help` is the top-level help, on stdout, status 0; `help new` is `new --help`.
+    assert top.returncode == 0 and top.stdout == flag.stdout and top.stderr == ""
+    assert one.returncode == 0 and one.stdout == same.stdout
+    assert one.stdout.startswith("usage: donutbox new")
+    assert_bad_input(unknown, "help frobnicate")
+    assert "replay" in unknown.stderr  # it lists the commands there are
+
+
+def test_counts_have_real_plurals(tmp_path: Path) -> None:
+    # tie-break-boxed (tests/data/README.md): 9-9, A delivered 1 box, B none.
+    # final-lap (docs/notation.md): after A's first move B has 1 more turn.
+    final_lap = write(
+        tmp_path / "final-lap.json",
+        {
+            "format": F,
+            "players": ["A", "B"],
+            "decks": [
+                ["CCSS", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB"],
+                ["CCHH", "BBBB", "BBBB", "BBBB", "BBBB"],
+            ],
+            "moves": ["CCSS@2,0/0"],
+        },
+    )
+    boxed, lap = run_many(
+        [
+            Job(("show", str(DATA / "tie-break-boxed.json"), "--no-color", "--no-legend")),
+            Job(("show", str(final_lap), "--no-color", "--no-legend")),
+        ]
+    )
+    assert boxed.returncode == 0 and lap.returncode == 0
+    assert "A: 9 points, 1 box delivered" in boxed.stdout
+    assert "B: 9 points, 0 boxes delivered" in boxed.stdout
+    assert "Final Lap: 1 turn left." in lap.stdout
+    for text in (boxed.stdout, lap.stdout):
+        assert "(s)" not in text and "1 boxes" not in text
+
+
+def test_plural_helper() -> None:
+    from donutbox.usage import plural
+
+    assert [plural(n, "box", "boxes") for n in (0, 1, 2)] == ["0 boxes", "1 box", "2 boxes"]
+    assert plural(1, "move") == "1 move" and plural(3, "move") == "3 moves"
+
+
+def test_bench_announces_its_steps_and_its_help_shows_defaults() -> None:
+    help_, tiny = run_many(
+        [Job(("bench", "--help")), Job(("bench", "--positions", "2", "--games", "1",
+                                        "--playouts", "1"))]
+    )  # fmt: skip
+    assert help_.returncode == 0
+    for option, default in (("--positions", 400), ("--games", 200), ("--playouts", 400)):
+        assert re.search(rf"{option} \w+\s+.*\(default {default}\)", help_.stdout, re.S), option
+    assert tiny.returncode == 0, tiny.stderr
+    steps = tiny.stderr.splitlines()
+    # Two layouts, four steps each, announced before they run.
+    assert len(steps) == 8 and all(s.startswith("bench: ") for s in steps), steps
+    assert "1 of 2" in steps[0] and "2 of 2" in steps[-1]
+    figures = tiny.stdout.splitlines()
+    assert figures[0].startswith("machine: ") and len(figures) == 3
+
+
+def test_balance_help_says_games_are_per_rule_combination() -> None:
+    proc = run("balance", "--help")
+    text = " ".join(proc.stdout.split())
+    assert "games to play per rule combination (8 combinations) (default 50)" in text
+    assert "games to play in all (default 100)" in " ".join(run("sim", "--help").stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("names", "why"),
+    [
+        ("Ann,Ann", "two players are called 'Ann'"),
+        ("Ann,Bob,Ann", "two players are called 'Ann'"),
+        ("Ann, Ann ", "two players are called 'Ann'"),
+        ("Ann,ANN", "'Ann' and 'ANN' differ only in case"),
+        ("Ann,B\x1b[2Job", "control character"),
+        ("Ann,B\tob", "control character"),
+    ],
+)
+def test_new_refuses_names_that_make_records_ambiguous(
+    names: str, why: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from donutbox.cli import main
+
+    status = main(["new", "--names", names])
+    out, err = capfd.readouterr()
+    assert_bad_input(subprocess.CompletedProcess([], status, out, err), names)
+    assert err.startswith("donutbox new: --names: ") and why in err
+    assert "\x1b" not in err and "\t" not in err
+
+
+# -- issue 12, point 13: no control character from a record reaches a terminal --
+
+EVIL = "Eve\x1b]0;pwned\x07\x1b[2J\x1b[31m\r\u202e"
+
+
+def _no_raw_escapes(text: str) -> None:
+    """Only rich's own colour codes (SGR: ESC [ digits m) may be in ``text``."""
+    rest = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "\x1b" not in rest and "\x07" not in rest and "\r" not in rest, repr(rest[:300])
+    assert "\u202e" not in rest
+
+
+def test_names_with_control_characters_are_escaped_on_every_terminal_output(
+    tmp_path: Path,
+) -> None:
+    record = {"format": F, "players": [EVIL, "Bob"], "start": "CCSS", "moves": ["HHHH@2,0/0"]}
+    path = write(tmp_path / "evil.json", record)
+    evil_file = tmp_path / "no\x1b[2Jsuch.json"
+    jobs = [
+        Job(("replay", str(path))),
+        Job(("show", str(path))),
+        Job(("show", str(path), "--reveal"), env=(("FORCE_COLOR", "1"),)),
+        Job(("replay", str(path)), env=(("FORCE_COLOR", "1"),)),
+        Job(("replay", str(evil_file))),
+        Job(("replay", str(path), "--json")),
+    ]
+    *terminal, as_json = run_many(jobs)
+    for proc in terminal:
+        assert "Traceback" not in proc.stderr
+        _no_raw_escapes(proc.stdout)
+        _no_raw_escapes(proc.stderr)
+    # The name is still there, escaped so a reader sees what it holds.
+    assert "Eve\\x1b]0;pwned\\x07" in terminal[0].stdout
+    assert "no\\x1b[2Jsuch.json" in terminal[4].stderr
+    # JSON keeps the record's text as JSON escapes (the contract's output is data).
+    assert as_json.returncode == 1 and "\x1b" not in as_json.stdout
+
+
+def test_terminal_play_escapes_names(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from donutbox.core import Game
+    from donutbox.play import Session
+
+    game = Game.from_record(
+        {
+            "format": "donutbox/1",
+            "players": [EVIL, "Bot"],
+            "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        }
+    )
+    prompts: list[str] = []
+    answers = iter(["CCCC@2,0/0", "flip\x1b[2J", "undo"])
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+
+    for colour in (False, True):
+        out = io.StringIO()
+        console = Console(file=out, width=120, force_terminal=colour, no_color=not colour)
+        prompts.clear()
+        answers = iter(["CCCC@2,0/0", "flip\x1b[2J", "undo"])
+        copy = Game.from_record(game.to_record())
+        assert Session(copy, ["human", "random"], 1.0, console, ask).run() == 0
+        text = out.getvalue()
+        _no_raw_escapes(text)
+        for prompt in prompts:
+            _no_raw_escapes(prompt)
+        assert "not allowed: bad move 'flip\\x1b[2J'" in text or "flip\\\\x1b" in text
+        assert "took back 2 moves" in text
+
+
+# -- issue 12, point 15: serve refuses an address it cannot listen on ----------
+
+
+def test_serve_on_a_port_in_use_or_a_bad_host_is_one_line_and_status_2(tmp_path: Path) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    db = f"sqlite:///{tmp_path}/x.db"
+    try:
+        in_use, foreign, unknown = run_many(
+            [
+                Job(("serve", "--port", str(port), "--db", db)),
+                Job(("serve", "--host", "203.0.113.1", "--port", "8765", "--db", db)),
+                Job(("serve", "--host", "no-such-host.invalid", "--db", db)),
+            ]
+        )
+    finally:
+        taken.close()
+    for proc, words in (
+        (in_use, f"cannot listen on 127.0.0.1 port {port}: Address already in use"),
+        (foreign, "cannot listen on 203.0.113.1 port 8765"),
+        (unknown, "--host 'no-such-host.invalid': not an address to listen on"),
+    ):
+        assert_bad_input(proc, words)  # nothing on stdout: it never said it was serving
+        assert proc.stderr.startswith(f"donutbox serve: {words}"), proc.stderr

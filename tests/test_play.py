@@ -14,6 +14,17 @@ pexpect = pytest.importorskip("pexpect")
 DONUTBOX = shutil.which("donutbox")
 
 
+def _env() -> dict[str, str]:
+    """A plain terminal's environment; PYTHONPATH is kept, so that the tree
+    under test (not some other installed copy) is the one that runs."""
+    import os
+
+    env = {"NO_COLOR": "1", "TERM": "dumb", "PATH": "/usr/bin:/bin"}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
 def _spawn(*args: str):  # type: ignore[no-untyped-def]
     cmd = DONUTBOX or sys.executable
     argv = list(args) if DONUTBOX else ["-m", "donutbox.cli", *args]
@@ -23,7 +34,7 @@ def _spawn(*args: str):  # type: ignore[no-untyped-def]
         encoding="utf-8",
         timeout=60,
         dimensions=(50, 160),
-        env={"NO_COLOR": "1", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+        env=_env(),
     )
     return child
 
@@ -50,7 +61,7 @@ def test_a_game_against_an_agent_in_a_terminal(tmp_path: Path) -> None:
         child.expect("Player 2 plays")
     child.expect("Player 1> ")
     child.sendline("undo")
-    child.expect("took back 2 move")
+    child.expect(r"took back 2 moves\r?\n")
     child.expect("Player 1> ")
     save = tmp_path / "game.json"
     child.sendline(f"save {save}")
@@ -113,7 +124,7 @@ def test_hotseat_shows_no_tray_until_the_next_player_has_the_keyboard() -> None:
     # Player 2 takes back Player 1's move: it is Player 1's turn, but Player 2
     # still has the keyboard, so the screen asks for a hand-over again.
     child.sendline("undo")
-    child.expect("took back 1 move")
+    child.expect(r"took back 1 move\r?\n")  # one move, not "1 move(s)"
     child.expect("press Enter to see your cards")
     assert "Tray of" not in child.before
     child.sendline("")
@@ -133,7 +144,7 @@ def test_an_agents_swapped_card_is_not_shown(tmp_path: Path) -> None:
 
     # Start card CCCC; Ann lays CCCC beside it; the agent holds only BBBB
     # cards, none fits, so it must swap one: the face it sends under its pile
-    # is secret (RULES.md: pile order is hidden), so the line says only "swap".
+    # is secret (docs/spec.md, "Components": trays and piles are hidden), so the line says only "swap".
     game = Game.from_record(
         {
             "format": "donutbox/1",

@@ -63,7 +63,7 @@ def _random_game(rules: Rules, seed: int) -> int:
 
 def movegen(rules: Rules, positions: int, seed: int) -> list[float]:
     """Seconds of the first legal_moves() call at ply 30, one per position."""
-    times = []
+    times: list[float] = []
     s = seed
     while len(times) < positions:
         game = Game.new(rules, 2, s)
@@ -105,17 +105,30 @@ def run_bench(
     playouts: int = 400,
     seed: int = 1,
     out: Callable[[str], None] = print,
+    step: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, float]]:
+    """Measure and ``out`` one line of figures per layout; ``step`` (if
+    given) hears of each step as it starts, e.g. to show progress."""
+
+    def say(text: str) -> None:
+        if step is not None:
+            step(text)
+
     out(f"machine: {machine()}")
     results: dict[str, dict[str, float]] = {}
-    for layout in LAYOUTS:
-        rules = Rules(layout=layout)  # type: ignore[arg-type]
+    for n, layout in enumerate(LAYOUTS, 1):
+        rules = Rules(layout=layout)
+        where = f"{rules.label()} ({n} of {len(LAYOUTS)})"
+        say(f"{where}: warming up (20 games)")
         for s in range(10_000, 10_020):  # warm-up, other seeds than the measured ones
             _random_game(rules, s)
+        say(f"{where}: legal moves in {positions} positions")
         times = sorted(movegen(rules, positions, seed))
         median = statistics.median(times) * 1e6
         p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6
+        say(f"{where}: {games} random games")
         gps, length = games_per_second(rules, games, seed)
+        say(f"{where}: {playouts} sampling playouts")
         pps = playouts_per_second(rules, playouts, seed)
         results[layout] = {
             "movegen_median_us": median,

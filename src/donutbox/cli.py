@@ -2,12 +2,14 @@
 
 Every command has ``--help``.  Bad input never shows a traceback: a record
 that cannot be read gives a one-line reason on standard error and exit
-status 2; an illegal move in a record gives status 1 (RULES.md section 9).
+status 2; an illegal move in a record gives status 1 (docs/notation.md, "The
+command line"; docs/spec.md, "Command-line contract").
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -16,82 +18,64 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .core import DonutboxError, Game, IllegalMove, RecordError, Rules, replay
+from .core import DonutboxError, Game, RecordError, Rules
+from .core import replay_partial as replay_to_first_illegal
 from .core.cards import check_face
-from .core.record import setup
-from .core.rules import LAYOUTS, MATCHES
+from .core.rules import RULE_OPTIONS
 from .summary import replay_summary, sorted_moves
-from .usage import UsageError
+from .usage import (
+    MAX_RECORD_BYTES,
+    UsageError,
+    illegal_text,
+    one_line,
+    plural,
+    position,
+    printable,
+    read_record,
+)
+
+__all__ = ["MAX_RECORD_BYTES", "build_parser", "main", "one_line", "read_record"]
 
 #: Perft beyond this would run for hours (depth 4 is ~10^8 paths midgame).
 MAX_PERFT_DEPTH = 6
-#: Records larger than this are refused unread (a real record is a few KiB).
-MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
-
-
-def _reject_constant(name: str) -> Any:
-    raise RecordError(f"not valid JSON: {name} is not a number in JSON")
-
-
-def read_record(source: str) -> dict[str, Any]:
-    """Read a record from a path or ``-`` (standard input); RecordError if unreadable."""
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
-        else:
-            path = Path(source)
-            if path.is_dir():
-                raise RecordError(f"cannot read {source}: it is a directory")
-            with path.open("rb") as fh:
-                data = fh.read(MAX_RECORD_BYTES + 1)
-    except OSError as err:
-        raise RecordError(f"cannot read {source}: {err.strerror or err}") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise RecordError(f"record is larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise RecordError(f"record is not UTF-8 (byte {err.start})") from None
-    if not text.strip():
-        raise RecordError("empty input: expected a JSON game record")
-    try:
-        record = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as err:
-        raise RecordError(
-            f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-        ) from None
-    except RecursionError:
-        raise RecordError("not valid JSON: nested too deeply") from None
-    except ValueError:  # Python refuses integers of more than 4,300 digits
-        raise RecordError("not valid JSON: a number has too many digits") from None
-    if not isinstance(record, dict):
-        raise RecordError("a record must be a JSON object")
-    return record
+        command = self.prog.partition(" ")[2]
+        hint = f"donutbox help {command}" if command else "donutbox help"
+        raise UsageError(f"{message} (see '{hint}')", prog=self.prog)
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
-    return Rules(match=args.match, layout=args.layout, closers=args.closers)
+    return Rules.from_dict({o.name: getattr(args, o.name) for o in RULE_OPTIONS}, "the rules")
 
 
 def _add_rule_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--match",
-        choices=MATCHES,
-        default="one-good-match",
-        help="matching rule (default: one-good-match)",
-    )
-    p.add_argument(
-        "--layout",
-        choices=LAYOUTS,
-        default="squared-away",
-        help="layout rule (default: squared-away)",
-    )
-    p.add_argument("--closers", action="store_true", help="Coffee's For Closers: the sealer scores")
+    """One option per rule of ``RULE_OPTIONS`` (the core's one schema of the
+    variants): its choices, default and help come from there."""
+
+    def esc(text: str) -> str:  # argparse %-formats help texts
+        return text.replace("%", "%%")
+
+    for option in RULE_OPTIONS:
+        flag = "--" + option.name.replace("_", "-")
+        if option.kind == "flag":
+            p.add_argument(
+                flag,
+                dest=option.name,
+                action="store_true",
+                help=esc(f"{option.label}. {option.help} (default: off)"),
+            )
+            continue
+        values = " ".join(f"{c.value} ({c.label}): {c.help}" for c in option.choices)
+        p.add_argument(
+            flag,
+            dest=option.name,
+            choices=option.values,
+            default=option.default,
+            help=esc(f"{option.label}. {option.help} {values}"),
+        )
 
 
 def _dump(obj: object) -> str:
@@ -101,9 +85,21 @@ def _dump(obj: object) -> str:
 # -- commands ------------------------------------------------------------------
 
 
+def warn(command: str, text: str) -> None:
+    """A problem that does not stop the command (an illegal move in a
+    record, a warning), on standard error in the one style of every error:
+    ``donutbox COMMAND: text``, one line."""
+    print(one_line(f"donutbox {command}: {text}"), file=sys.stderr)
+
+
+def _warn_illegal(command: str, error: tuple[int, str, str] | None, after: str = "") -> None:
+    if error:
+        warn(command, illegal_text(*error) + after)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     record = read_record(args.record)
-    game, error = replay(record)
+    game, error = replay_to_first_illegal(record)
     summary = replay_summary(game, error)
     if args.json:
         print(_dump(summary))
@@ -111,28 +107,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from .render.text import game_text
 
         _console().print(game_text(game))
-        if error:
-            print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
+        _warn_illegal("replay", error, "; showing the position before it")
     return 1 if error else 0
 
 
 def cmd_moves(args: argparse.Namespace) -> int:
     record = read_record(args.record)
     cards = [_face_arg(f) for f in (args.card or [])]
-    game, error = replay(record)
+    game, error = replay_to_first_illegal(record)
     if cards and not game.free:
-        raise UsageError(
-            "donutbox moves: --card is only for a free game (a dealt game uses the tray)"
-        )
+        raise UsageError("--card is only for a free game (a dealt game uses the tray)")
     moves = [str(m) for m in sorted_moves(game.legal_moves(cards=cards))]
     if args.json:
         print(_dump({"moves": moves}))
     else:
         print("\n".join(moves))
-    if error:
-        print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
-        return 1
-    return 0
+    _warn_illegal("moves", error, "; listing the moves of the position before it")
+    return 1 if error else 0
 
 
 def cmd_perft(args: argparse.Namespace) -> int:
@@ -140,10 +131,10 @@ def cmd_perft(args: argparse.Namespace) -> int:
 
     record = read_record(args.record)
     if not 0 <= args.depth <= MAX_PERFT_DEPTH:
-        raise UsageError(f"donutbox perft: --depth must be from 0 to {MAX_PERFT_DEPTH}")
-    game, error = replay(record)
+        raise UsageError(f"--depth must be from 0 to {MAX_PERFT_DEPTH}")
+    game, error = replay_to_first_illegal(record)
     if error:
-        print(one_line(f"move {error[0]} ({error[1]}) is illegal: {error[2]}"), file=sys.stderr)
+        _warn_illegal("perft", error, "; nothing counted")
         return 1
     try:  # perft itself refuses a free game, with the reason to print
         split = divide(game, args.depth) if args.divide and args.depth >= 1 else None
@@ -171,29 +162,53 @@ def _face_arg(text: str) -> str:
         raise UsageError(f"--card: {err}") from None
 
 
+def _names_arg(text: str) -> list[str]:
+    """``--names``: non-empty, printable and different names (two players
+    called "Ann" would make records, logs and results ambiguous)."""
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names):
+        raise UsageError("--names must be non-empty names separated by commas")
+    for n in names:
+        if not all(ch.isprintable() for ch in n):
+            raise UsageError(
+                f"--names: '{printable(n)}' holds a control character; names must be printable"
+            )
+    seen: dict[str, str] = {}
+    for n in names:
+        first = seen.get(n.casefold())
+        if first == n:
+            raise UsageError(
+                f"--names: two players are called '{n}'; give each player a different name"
+            )
+        if first is not None:
+            raise UsageError(
+                f"--names: '{first}' and '{n}' differ only in case; "
+                "give each player a different name"
+            )
+        seen[n.casefold()] = n
+    return names
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    if args.names:
-        names: Sequence[str] | int = [n.strip() for n in args.names.split(",")]
-        if any(not n for n in names):
-            raise UsageError("donutbox new: --names must be non-empty names separated by commas")
-    else:
-        names = args.players
+    names: Sequence[str] | int = _names_arg(args.names) if args.names else args.players
     try:
         game = Game.new(_rules_from(args), names, args.seed)
     except DonutboxError:
         raise
     except ValueError as err:
-        raise UsageError(f"donutbox new: {err}") from None
+        raise UsageError(str(err)) from None
     text = _dump(game.to_record()) + "\n"
     if args.out:
         _write_new(Path(args.out), text)
-        print(f"wrote {args.out} (seed {game.seed})", file=sys.stderr)
+        print(f"wrote {printable(args.out)} (seed {game.seed})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
 
 
 def _write_new(path: Path, text: str) -> None:
+    if path.is_dir():
+        raise UsageError(f"--out {path}: it is a folder; name a file")
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -207,29 +222,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .render.text import LEGEND, game_text
 
     record = read_record(args.record)
-    game, moves, end = setup(record)
-    upto = len(moves) if args.ply is None else args.ply
-    if not 0 <= upto <= len(moves):
-        raise UsageError(f"donutbox show: --ply must be from 0 to {len(moves)}")
-    status = 0
-    for ply, move in enumerate(moves[:upto]):
-        try:
-            game.play(move)
-        except IllegalMove as err:
-            print(
-                f"move {ply} ({move}) is illegal: {err}; showing the position before it",
-                file=sys.stderr,
-            )
-            status = 1
-            break
-    else:
-        if end and upto == len(moves):
-            game.end()
+    game, problem = position(record, args.ply)
+    if problem:
+        warn("show", problem + "; showing the position before it")
     console = _console(no_color=args.no_color)
     console.print(game_text(game, reveal=args.reveal))
     if not args.no_legend:
         console.print(LEGEND, style="dim")
-    return status
+    return 1 if problem else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -237,15 +237,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     for name in ("positions", "games", "playouts"):
         if not 1 <= getattr(args, name) <= 1_000_000:
-            raise UsageError(f"donutbox bench: --{name} must be from 1 to 1000000")
+            raise UsageError(f"--{name} must be from 1 to 1000000")
     if not 0 <= args.seed < 2**63:
-        raise UsageError("donutbox bench: --seed must be from 0 to 2**63-1")
+        raise UsageError("--seed must be from 0 to 2**63-1")
+
+    def step(text: str) -> None:  # progress, on standard error: the figures go to stdout
+        print(f"bench: {text}", file=sys.stderr, flush=True)
+
     run_bench(
         positions=args.positions,
         games=args.games,
         playouts=args.playouts,
         seed=args.seed,
-        out=print,
+        out=lambda line: print(line, flush=True),
+        step=step,
     )
     return 0
 
@@ -255,58 +260,66 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .play import Session
 
     known = agent_names()
+    if args.seconds <= 0 or args.seconds > 600:
+        raise UsageError("--seconds must be more than 0 and at most 600")
+    if args.vs != "hotseat" and args.vs not in known:
+        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
+    others = "human" if args.vs == "hotseat" else args.vs
     if args.resume:
         record = read_record(args.resume)
-        game = Game.from_record(record)
+        game, problem = position(record)
+        if problem:  # a game cannot go on from a record that breaks the rules
+            warn("play", f"--resume {args.resume}: {problem}; nothing to resume")
+            return 1
         seats = record.get("agents")
         if not (
             isinstance(seats, list)
             and len(seats) == game.players
             and all(s == "human" or s in known for s in seats)
         ):
-            seats = ["human"] + [args.vs] * (game.players - 1)
+            seats = ["human"] + [others] * (game.players - 1)
     else:
-        if args.vs != "hotseat" and args.vs not in known:
-            raise UsageError(f"donutbox play: --vs must be hotseat or one of {', '.join(known)}")
         try:
             game = Game.new(_rules_from(args), args.players, args.seed)
+        except DonutboxError:
+            raise
         except ValueError as err:
-            raise UsageError(f"donutbox play: {err}") from None
-        others = "human" if args.vs == "hotseat" else args.vs
+            raise UsageError(str(err)) from None
         seats = ["human"] + [others] * (args.players - 1)
         if args.second and args.vs != "hotseat":
             seats = seats[1:] + seats[:1]
-    if args.seconds <= 0 or args.seconds > 600:
-        raise UsageError("donutbox play: --seconds must be more than 0 and at most 600")
     session = Session(
         game, list(seats), args.seconds, _console(no_color=args.no_color), seed=game.seed or 0
     )
     return session.run()
 
 
-def _agent_list(text: str, players_min: int = 2) -> list[str]:
-    from .ai import agent_names
+def _agent_list(text: str) -> list[str]:
+    from .ai import agent_info
 
     names = [a.strip() for a in text.split(",") if a.strip()]
-    known = agent_names()
     if not 2 <= len(names) <= 4:
         raise UsageError("--players must name 2 to 4 agents, e.g. --players mcts,heuristic")
     for a in names:
-        if a not in known:
-            raise UsageError(f"unknown agent {a!r}; known: {', '.join(known)}")
+        try:
+            agent_info(a)
+        except DonutboxError as err:
+            raise UsageError(f"--players: {err}") from None
     return names
 
 
 def _progress_runner(total: int, label: str) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    console = _console_err()
     progress = Progress(
         "[progress.description]{task.description}",
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=_console_err(),
+        console=console,
         transient=True,
+        disable=not console.is_terminal,  # no bar in a log file or a pipe
     )
     task = progress.add_task(label, total=total)
     return progress, lambda done, _total: progress.update(task, completed=done)
@@ -330,12 +343,17 @@ def _agent_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         if not 0 < args.iterations <= 10_000_000:
             raise UsageError("--iterations must be from 1 to 10000000")
         search = {"iterations": args.iterations, "clock": args.clock}
-    return {"mcts": dict(search), "hard": dict(search)}
+    from .ai import catalogue
+
+    # Every agent that takes a time budget (the catalogue says which) gets it.
+    return {a.name: dict(search) for a in catalogue() if a.timed}
 
 
 def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
     """The search options as typed, when a searching agent plays (for reports)."""
-    if not {"mcts", "hard"} & set(agents):
+    from .ai import agent_info
+
+    if not any(agent_info(a).timed for a in agents):
         return ""
     if args.iterations is not None:
         return f"--iterations {args.iterations}"
@@ -366,62 +384,114 @@ def _out_folder(out: str | None) -> None:
         raise UsageError(f"--out {out}: {err.strerror or err}") from None
 
 
+def _progress_log(out: str | None) -> tuple[Any, Any]:
+    """``progress.jsonl`` in ``out``, one line per game as it finishes (so
+    that a long run that is stopped still leaves its results), and the
+    callback that writes it; (None, None) without ``--out``."""
+    from .lab.sim import result_line
+
+    if out is None:
+        return None, None
+    log = (Path(out) / "progress.jsonl").open("w", encoding="utf-8")
+
+    def on_result(index: int, result: Any) -> None:
+        log.write(result_line(index, result) + "\n")
+        log.flush()
+
+    return log, on_result
+
+
+def _interrupted(command: str, stopped: Any, out: str | None) -> int:
+    """Ctrl-C: keep the games that finished, say so in one line, exit 130."""
+    from .lab.sim import write_games
+
+    done, total = len(stopped.results), stopped.total
+    if out is None:
+        where = "none kept (give --out DIR to keep finished games)"
+    else:
+        write_games(list(stopped.results.items()), Path(out))
+        where = f"kept in {out}"
+    warn(command, f"interrupted: {done} of {plural(total, 'game')} finished, {where}")
+    return 130
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
-    from .lab.sim import result_line, run_specs, specs, summarize, summary_lines, write_outputs
+    from .lab.sim import Interrupted, run_specs, specs, summarize, summary_lines, write_outputs
 
     agents = _agent_list(args.players)
     _check_counts(args)
     todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args))
+    _out_folder(args.out)
     progress, update = _progress_runner(len(todo), "games")
-    on_result = None
-    if args.out:
-        # Each finished game is appended at once, so that a long run that is
-        # stopped still leaves its results.
-        _out_folder(args.out)
-        log = (Path(args.out) / "progress.jsonl").open("w", encoding="utf-8")
-
-        def on_result(index: int, result: Any) -> None:
-            log.write(result_line(index, result) + "\n")
-            log.flush()
-
-    with progress:
-        results = run_specs(todo, args.jobs, update, on_result)
-    if args.out:
-        log.close()
+    log, on_result = _progress_log(args.out)
+    try:
+        with progress:
+            results = run_specs(todo, args.jobs, update, on_result)
+    except Interrupted as stopped:
+        return _interrupted("sim", stopped, args.out)
+    finally:
+        if log is not None:
+            log.close()
     summary = summarize(results)
     for line in summary_lines(summary):
         print(line)
     if args.out:
         for path in write_outputs(results, summary, Path(args.out), " vs ".join(agents)):
-            print(f"wrote {path}", file=sys.stderr)
+            print(f"wrote {printable(str(path))}", file=sys.stderr)
     return 0
 
 
 def cmd_balance(args: argparse.Namespace) -> int:
-    from .lab.balance import run_balance, write_report
+    from .lab.balance import run_balance, small_sample_warning, write_report
+    from .lab.sim import Interrupted
 
     agents = _agent_list(args.players)
     _check_counts(args)
     _out_folder(args.out)
-    progress, update = _progress_runner(args.games * 8, "games")
-    with progress:
-        grid = run_balance(agents, args.games, args.seed, args.jobs, _agent_options(args), update)
+    warning = small_sample_warning(args.games)
+    if warning:
+        warn("balance", f"warning: {warning}")
+    from .core import Rules as _Rules
+
+    progress, update = _progress_runner(args.games * len(_Rules.all()), "games")
+    log, on_result = _progress_log(args.out)
+    try:
+        with progress:
+            grid = run_balance(
+                agents, args.games, args.seed, args.jobs, _agent_options(args), update, on_result
+            )
+    except Interrupted as stopped:
+        return _interrupted("balance", stopped, args.out)
+    finally:
+        if log is not None:
+            log.close()
     path = write_report(grid, agents, Path(args.out), args.seed, _budget_text(args, agents))
-    print(f"wrote {path}")
+    print(f"wrote {printable(str(path))}")
     return 0
 
 
-def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) -> None:
+def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, per: str) -> None:
     p.add_argument(
         "--players",
         default="heuristic,heuristic",
         help="agents in seat order, comma-separated (default heuristic,heuristic)",
     )
-    p.add_argument("--games", type=int, default=games, help=f"games to play (default {games})")
+    p.add_argument(
+        "--games", type=int, default=games, help=f"games to play {per} (default {games})"
+    )
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
-    p.add_argument("--seconds", type=float, help="mcts thinking time per move")
-    p.add_argument("--iterations", type=int, help="mcts iterations per move (instead of time)")
+    from .ai import catalogue
+
+    timed = ", ".join(a.name for a in catalogue() if a.timed)
+    p.add_argument(
+        "--seconds", type=float, help=f"thinking time per move of the searching agents ({timed})"
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        help=f"search iterations per move of the searching agents ({timed}), instead of time",
+    )
     p.add_argument(
         "--clock",
         choices=["cpu", "wall"],
@@ -436,6 +506,39 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None) ->
     )
 
 
+def _listen(host: str, port: int) -> Any:
+    """A listening socket on ``host``:``port``, or a UsageError saying in one
+    line why there cannot be one (port in use, unknown or foreign address):
+    checked before the server says it is serving."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as err:
+        reason = getattr(err, "strerror", None) or str(err)
+        raise UsageError(f"--host '{host}': not an address to listen on ({reason})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        reason = err.strerror or str(err)
+        if err.errno == errno.EADDRINUSE:
+            reason += "; is another server running there? choose another --port"
+        elif err.errno == errno.EADDRNOTAVAIL:
+            reason += "; --host must be an address of this machine, e.g. 127.0.0.1 or 0.0.0.0"
+        elif err.errno == errno.EACCES:
+            reason += "; ports below 1024 need privileges"
+        raise UsageError(f"cannot listen on {host} port {port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -443,35 +546,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .server.app import create_app
 
     if not 0 < args.port < 65536:
-        raise UsageError("donutbox serve: --port must be from 1 to 65535")
+        raise UsageError("--port must be from 1 to 65535")
     if not 1 <= args.workers <= 16:
-        raise UsageError("donutbox serve: --workers must be from 1 to 16")
+        raise UsageError("--workers must be from 1 to 16")
+    sock = _listen(args.host, args.port)
     try:
-        app = create_app(args.db, workers=args.workers)
-    except Exception as err:  # a bad database URL or file: say so in one line
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise UsageError(f"donutbox serve: cannot use the database: {reason}") from None
-    url = f"http://{args.host}:{args.port}/"
-    print(f"donutbox is serving at {url} (API docs at {url}docs); Ctrl-C stops it", flush=True)
-    if args.open:
-        import threading
-        import webbrowser
+        try:
+            app = create_app(args.db, workers=args.workers)
+        except Exception as err:  # a bad database URL or file: say so in one line
+            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise UsageError(f"cannot use the database: {reason}") from None
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        url = f"http://{host}:{args.port}/"
+        print(
+            printable(f"donutbox is serving at {url} (API docs at {url}docs); Ctrl-C stops it"),
+            flush=True,
+        )
+        if args.open:
+            import threading
+            import webbrowser
 
-        threading.Timer(1.0, lambda: webbrowser.open(url)).start()
-    # ws_max_size: the transport refuses huge frames before the app reads
-    # them (the app itself refuses messages over 2,048 characters).
-    # No per-message deflate: a state is about 20 KB, small for any network,
-    # and compressing every state for every reader was a tenth of the
-    # server's time per move (docs/performance.md, online play load).
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        ws_max_size=65536,
-        ws_per_message_deflate=False,
-        **limits.uvicorn_options(),  # header deadline, per-address cap (issue 12)
-    )
+            threading.Timer(1.0, lambda: webbrowser.open(url)).start()
+        # ws_max_size: the transport refuses huge frames before the app reads
+        # them (the app itself refuses messages over 2,048 characters).
+        # No per-message deflate: a state is about 20 KB, small for any network,
+        # and compressing every state for every reader was a tenth of the
+        # server's time per move (docs/performance.md, online play load).
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            ws_max_size=65536,
+            ws_per_message_deflate=False,
+            **limits.uvicorn_options(),  # header deadline, per-address cap (issue 12)
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
 
 
@@ -500,7 +610,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a game record (a path, or - for standard input).",
     )
     p.add_argument("record", help="record file, or - for standard input")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (RULES.md 9)")
+    p.add_argument(
+        "--json", action="store_true", help="print the result as JSON (fields: docs/notation.md)"
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -537,8 +649,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Deal a new game with standard decks and print its record.",
     )
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--players", type=int, default=2, help="number of players, 2 to 4")
-    group.add_argument("--names", help="player names separated by commas, in turn order")
+    group.add_argument(
+        "--players", type=int, default=2, help="number of players, 2 to 4 (default 2)"
+    )
+    group.add_argument(
+        "--names", help="player names separated by commas, in turn order (each different)"
+    )
     p.add_argument("--seed", type=int, help="shuffle seed, 0 to 2**64-1 (default: random)")
     _add_rule_options(p)
     p.add_argument("--out", help="write the record to this file instead of standard output")
@@ -580,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Paired games between agents (every seat rotation per deal), in "
         "parallel; win rates with 95% intervals, scores, points by source, lengths.",
     )
-    _add_sim_options(p, 100, None)
+    _add_sim_options(p, 100, None, "in all")
     _add_rule_options(p)
     p.set_defaults(func=cmd_sim)
 
@@ -590,7 +706,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="All eight rule combinations with the chosen agents; writes a "
         "Markdown report with plots for the game's designer.",
     )
-    _add_sim_options(p, 50, "balance-report")
+    _add_sim_options(p, 50, "balance-report", "per rule combination (8 combinations)")
     p.set_defaults(func=cmd_balance)
 
     p = sub.add_parser(
@@ -601,11 +717,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--vs",
         default="heuristic",
-        help="opponent: hotseat, an agent (random, greedy, heuristic, mcts) or a "
-        "level (easy, medium, hard); default heuristic",
+        help="opponent: hotseat, or one of the catalogue: "
+        + _agents_help()
+        + "; default heuristic",
     )
-    p.add_argument("--seconds", type=float, default=1.0, help="thinking time of mcts and hint")
-    p.add_argument("--players", type=int, default=2, help="2 to 4 players")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=1.0,
+        help="thinking time per move of a searching agent and of hint (default 1)",
+    )
+    p.add_argument("--players", type=int, default=2, help="2 to 4 players (default 2)")
     p.add_argument("--seed", type=int, help="deal seed (default: random)")
     p.add_argument("--second", action="store_true", help="let the opponent start")
     p.add_argument("--resume", metavar="FILE", help="continue a saved game")
@@ -617,55 +739,111 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="measure the engine's speed",
         description="Move generation, random games and playouts per second, "
-        "for Squared Away and Splitzkies (One Good Match), on one core.",
+        "for Squared Away and Splitzkies (One Good Match), on one core. With the "
+        "defaults it takes about half a minute; each step is announced on standard "
+        "error as it starts, the figures go to standard output.",
     )
-    p.add_argument("--positions", type=int, default=400, help="positions at ply 30 to time")
-    p.add_argument("--games", type=int, default=200, help="random full games per layout")
-    p.add_argument("--playouts", type=int, default=400, help="sampling playouts per layout")
-    p.add_argument("--seed", type=int, default=1, help="first seed")
+    p.add_argument(
+        "--positions", type=int, default=400, help="positions at ply 30 to time (default 400)"
+    )
+    p.add_argument(
+        "--games", type=int, default=200, help="random full games per layout (default 200)"
+    )
+    p.add_argument(
+        "--playouts", type=int, default=400, help="sampling playouts per layout (default 400)"
+    )
+    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
     p.set_defaults(func=cmd_bench)
     from .render.commands import add_commands
 
     add_commands(sub, _Parser)
+    _help_command(sub, parser)
     return parser
 
 
-def one_line(text: str) -> str:
-    """A message as one printable line: control characters escaped, and text
-    that cannot be printed (lone surrogates) replaced."""
-    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-    return out.encode("utf-8", "backslashreplace").decode("utf-8")
+def _agents_help() -> str:
+    from .ai import catalogue
+
+    return "; ".join(f"{a.name}: {a.help.rstrip('.')}" for a in catalogue()).replace("%", "%%")
+
+
+def _help_command(sub: Any, parser: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "help",
+        help="show the help of the donutbox command or of one command",
+        description="Show the help of donutbox, or of COMMAND (the same as "
+        "'donutbox COMMAND --help').",
+    )
+    p.add_argument("topic", nargs="?", metavar="COMMAND", help="the command to explain")
+
+    def cmd_help(args: argparse.Namespace) -> int:
+        if args.topic is None:
+            parser.print_help()
+            return 0
+        if args.topic not in sub.choices:
+            known = ", ".join(c for c in sub.choices if c != "help")
+            raise UsageError(f"no command {args.topic!r}; the commands are {known}")
+        sub.choices[args.topic].print_help()
+        return 0
+
+    p.set_defaults(func=cmd_help)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status (0 success, 1 an illegal move in a
+    record, 2 bad input, 3 a bug, 130 interrupted).
+
+    Every error is one line on standard error, in one style:
+    ``donutbox COMMAND: reason`` (``donutbox: reason`` before a command is
+    known).
+    """
     parser = build_parser()
+    command: str | None = None
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        command = getattr(args, "command", None)
+        if extra:  # named by the command's own parser, so that the prefix names it
+            owner = _commands(parser).get(command, parser) if command else parser
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
         if not getattr(args, "func", None):
-            parser.print_help()
+            print(parser.format_help().rstrip(), file=sys.stderr)
+            print("donutbox: no command given (see 'donutbox help')", file=sys.stderr)
             return 2
         return int(args.func(args))
     except UsageError as err:
-        print(one_line(str(err)), file=sys.stderr)
+        prefix = err.prog or _prefix(command)
+        print(one_line(f"{prefix}: {err}"), file=sys.stderr)
         return 2
     except DonutboxError as err:
-        print(one_line(f"donutbox: {err}"), file=sys.stderr)
+        print(one_line(f"{_prefix(command)}: {err}"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
+        print(f"{_prefix(command)}: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # no traceback ever reaches a user
         if os.environ.get("DONUTBOX_DEBUG"):
             raise
         print(
             one_line(
-                f"donutbox: internal error ({type(err).__name__}: {err}); "
+                f"{_prefix(command)}: internal error ({type(err).__name__}: {err}); "
                 "set DONUTBOX_DEBUG=1 for details"
             ),
             file=sys.stderr,
         )
         return 3
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _prefix(command: str | None) -> str:
+    return f"donutbox {command}" if command else "donutbox"
 
 
 if __name__ == "__main__":

@@ -22,11 +22,13 @@ from typing import Any
 
 from rich.console import Console
 
-from .ai import make_agent
-from .core import DonutboxError, Game, Move, RecordError
+from .ai import agent_info, catalogue, make_agent
+from .core import DonutboxError, Game, InputError, Move
 from .core.cards import ROTATIONS
+from .core.replay import cut
 from .render.text import LEGEND, game_text
 from .summary import sorted_moves
+from .usage import plural, printable
 
 HELP = """Moves: notation (CCSS@2,0/90, RCSH@4,0/0=C, box@3,1, swap CCSS, pass)
   or short: 'N X,Y [ROT] [=F]' puts tray card N at X,Y turned ROT degrees,
@@ -52,7 +54,7 @@ class Session:
         self.game = game
         self.seats = seats  # "human" or an agent/level name, per player
         self.agents = {
-            p: make_agent(name, **({"seconds": seconds} if _is_mcts(name) else {}))
+            p: make_agent(name, **({"seconds": seconds} if agent_info(name).timed else {}))
             for p, name in enumerate(seats)
             if name != "human"
         }
@@ -67,7 +69,14 @@ class Session:
         self.shown = game.to_move
 
     def say(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style, highlight=False, markup=False)
+        """One message, with any control character in it shown escaped (a
+        player's name may hold ESC sequences; they never reach the terminal)."""
+        safe = "\n".join(printable(line) for line in text.split("\n"))
+        self.console.print(safe, style=style, highlight=False, markup=False)
+
+    def name(self, p: int) -> str:
+        """Player ``p``'s name, safe to print (see ``say``)."""
+        return printable(self.game.names[p])
 
     def draw(self) -> None:
         viewer = self.game.to_move
@@ -81,7 +90,7 @@ class Session:
     def hand_over(self, p: int) -> bool:
         """Hotseat: wait until player ``p`` has the keyboard, then clear the
         screen and show their tray.  False when the input ends."""
-        name = self.game.names[p]
+        name = self.name(p)
         try:
             self.ask(f"Pass the keyboard to {name}; {name}, press Enter to see your cards. ")
         except EOFError:
@@ -104,14 +113,14 @@ class Session:
                 # As the humans may see it: a swapped card's face is hidden
                 # (it goes under the pile, whose order is secret).
                 shown = self.game.view(-1).history[-1]
-                self.say(f"{self.game.names[p]} plays {shown}")
+                self.say(f"{self.name(p)} plays {shown}")
                 self.draw()
                 continue
             if self.hotseat and p != self.shown and not self.hand_over(p):
                 self.say("bye (game not saved)")
                 return 0
             try:
-                line = self.ask(f"{self.game.names[p]}> ").strip()
+                line = self.ask(f"{self.name(p)}> ").strip()
             except EOFError:
                 self.say("bye (game not saved)")
                 return 0
@@ -129,7 +138,7 @@ class Session:
 
     def result(self) -> str:
         g = self.game
-        names = ", ".join(g.names[w] for w in g.winners)
+        names = ", ".join(self.name(w) for w in g.winners)
         scores = " - ".join(str(s) for s in g.scores)
         return f"{scores}; winner: {names}"
 
@@ -150,17 +159,16 @@ class Session:
                 moves = [m for m in moves if m.face == face]
             self.say(" ".join(str(m) for m in moves) or "(none)")
         elif word == "hint":
-            agent = make_agent("mcts", seconds=self.seconds)
-            self.say(f"hint: {agent.choose(game.view(me), self.rng)}")
+            self.say(f"hint: {_hint_agent(self.seconds).choose(game.view(me), self.rng)}")
         elif word == "undo":
             self.undo()
         elif word == "save":
             if not rest:
-                raise RecordError("save needs a file name")
+                raise InputError("save needs a file name")
             try:
                 Path(rest).write_text(json.dumps(self.record(), indent=1) + "\n", encoding="utf-8")
             except OSError as err:
-                raise RecordError(f"cannot save to {rest}: {err.strerror or err}") from None
+                raise InputError(f"cannot save to {rest}: {err.strerror or err}") from None
             self.say(f"saved to {rest}")
         else:
             move = self.parse(line)
@@ -173,7 +181,7 @@ class Session:
             face = self._tray_card(m.group(1))
             rot = int(m.group(4) or 0)
             if rot not in ROTATIONS:
-                raise RecordError("rotation must be 0, 90, 180 or 270")
+                raise InputError("rotation must be 0, 90, 180 or 270")
             return Move.place(
                 face, int(m.group(2)), int(m.group(3)), rot, (m.group(5) or "").upper()
             )
@@ -187,7 +195,7 @@ class Session:
     def _tray_card(self, text: str) -> str:
         tray = self.game.trays[self.game.to_move or 0]
         if not text.isdigit() or not 1 <= int(text) <= len(tray):
-            raise RecordError(f"pick a tray card from 1 to {len(tray)}")
+            raise InputError(f"pick a tray card from 1 to {len(tray)}")
         return tray[int(text) - 1]
 
     def undo(self) -> None:
@@ -196,23 +204,21 @@ class Session:
         history = [str(m) for m in game.history]
         # Take back moves until it is this human's turn again, before their last move.
         n = game.players
-        cut = None
+        back_to = None
         if not self.agents:
             # Hotseat: take back the last move, whoever made it.
-            cut = len(history) - 1 if history else None
+            back_to = len(history) - 1 if history else None
         else:
             for ply in range(len(history) - 1, -1, -1):
                 if ply % n == me:
-                    cut = ply
+                    back_to = ply
                     break
-        if cut is None:
-            raise RecordError("undo: you have no move to take back")
-        record = game.to_record()
-        record["moves"] = history[:cut]
-        self.game = Game.from_record(record)
+        if back_to is None:
+            raise InputError("undo: you have no move to take back")
+        self.game = cut(game, back_to)
         # Hotseat: the tray of the player now to move is shown only once they
         # have the keyboard (``run`` asks for it).
-        self.say(f"took back {len(history) - cut} move(s)")
+        self.say(f"took back {plural(len(history) - back_to, 'move')}")
         self.draw()
 
     def record(self) -> dict[str, Any]:
@@ -221,5 +227,8 @@ class Session:
         return record
 
 
-def _is_mcts(name: str) -> bool:
-    return name in ("mcts", "hard")
+def _hint_agent(seconds: float) -> Any:
+    """The strongest level of the catalogue, with ``seconds`` to think if it
+    takes a time budget."""
+    best = max((a for a in catalogue() if a.level is not None), key=lambda a: a.level or 0)
+    return make_agent(best.name, **({"seconds": seconds} if best.timed else {}))

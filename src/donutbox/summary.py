@@ -1,4 +1,4 @@
-"""The JSON objects printed by ``donutbox replay`` / ``moves`` (RULES.md section 9).
+"""The JSON objects printed by ``donutbox replay`` / ``moves`` (docs/notation.md).
 
 Kept apart from the command line so that the server and tests build exactly
 the same objects.

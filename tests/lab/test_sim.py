@@ -196,3 +196,80 @@ def test_sim_rejects_bad_options_in_one_line(args: list[str]) -> None:
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def _result(seed: int, winners: list[int]) -> object:
+    from donutbox.lab.match import GameResult
+
+    return GameResult(
+        seed=seed,
+        seats=["a", "b"],
+        rules=Rules(),
+        scores=[10, 5] if winners == [0] else [5, 10],
+        winners=winners,
+        delivered=[0, 0],
+        plies=40,
+        swaps=0,
+        passes=0,
+        points_by_source={"sealed": [0, 0], "boxed": [0, 0], "end": [10, 5]},
+        boxes={"sealed": 0, "boxed": 0, "end": 2},
+        roll_points=[0, 0],
+        seconds=0.1,
+    )
+
+
+def _figures(first_wins: int, games: int) -> dict:
+    from donutbox.lab.balance import variant_figures
+
+    results = [_result(i, [0] if i < first_wins else [1]) for i in range(games)]
+    return {rules: variant_figures(results) for rules in Rules.all()}  # type: ignore[arg-type]
+
+
+def test_balance_warns_below_a_useful_sample_size() -> None:
+    from donutbox.lab.balance import MIN_GAMES, findings, small_sample_warning
+
+    # 0 first-player wins in 4 games: Wilson's interval is 0%-49.0% (worked by
+    # hand: z^2/n = 0.960, centre 0.960/2/1.960 = 0.245, half 0.245), so it
+    # does exclude 50%; with 4 games that is no conclusion, and the report
+    # says so before its findings.
+    assert small_sample_warning(4).startswith("only 4 games per rule combination")
+    assert "95% interval of 15%-85%" in small_sample_warning(4)  # wilson(2, 4): 0.5 +- 0.350
+    assert small_sample_warning(MIN_GAMES) == ""
+    lines = findings(_figures(0, 4))
+    assert lines[0].startswith("- With 4 games per variant the intervals are too wide")
+    assert "lies below 50%" in lines[1] and "0.0% (95% interval 0.0%-49.0%)" in lines[1]
+    assert not any("Seat order matters" in line for line in lines)
+
+
+def test_balance_findings_are_worded_by_their_intervals() -> None:
+    from donutbox.lab.balance import findings
+
+    # 50 of 100: interval 40.4%-59.6% holds 50% in every variant.
+    even = findings(_figures(50, 100))
+    assert even[0].startswith("- In every variant the first player's 95% interval holds 50%")
+    # 65 of 100: interval 55.3%-73.6% lies above 50%.
+    ahead = findings(_figures(65, 100))
+    assert ahead[0].startswith("- The first player's 95% interval lies above 50% in: ")
+    assert "65.0% (95% interval 55.3%-73.6%)" in ahead[0]
+    assert not any("too wide" in line for line in ahead)
+
+
+def test_balance_with_a_tiny_sample_says_so_in_the_report_and_on_stderr(tmp_path: Path) -> None:
+    out = tmp_path / "bal"
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "donutbox.cli", "balance", "--players", "random,random"),
+            *("--games", "2", "--out", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("donutbox balance: warning: only 2 games per rule combination")
+    report = (out / "balance.md").read_text()
+    assert "**Small sample**: only 2 games per rule combination" in report
+    assert "Seat order matters" not in report
+    # The log keys each game on its rules (Rules.key()), not on a display label.
+    logged = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert sorted({g["rules"] for g in logged}) == sorted(r.key() for r in Rules.all())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from donutbox import cli
-from donutbox.render.commands import add_commands
+from donutbox.render.commands import add_commands, cairo_missing
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEAL = DATA / "seal-two-runs.json"  # 8 moves, ends 26-14 (tests/data/README.md)
@@ -34,6 +34,15 @@ def _with_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         return parser
 
     monkeypatch.setattr(cli, "build_parser", build)
+
+
+def _needs_cairo() -> None:
+    """Skip, with the reason, where PNG cannot be made: cairosvg missing, or
+    installed without the C library libcairo (its import then raises
+    OSError, which ``importorskip`` does not catch)."""
+    reason = cairo_missing()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -135,7 +144,7 @@ def _svg_size(text: str) -> tuple[int, int]:
 def test_render_svg_and_png_agree_in_size(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytest.importorskip("cairosvg")
+    _needs_cairo()
     from PIL import Image
 
     svg_path, png_path, png2 = tmp_path / "a.svg", tmp_path / "a.png", tmp_path / "b.png"
@@ -154,7 +163,7 @@ def test_render_svg_and_png_agree_in_size(
 
 
 def test_two_renders_are_identical(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    pytest.importorskip("cairosvg")
+    _needs_cairo()
     for name in ("1.svg", "2.svg", "1.png", "2.png"):
         assert run(capsys, "render", str(SEAL), "--ply", "5", "--out", str(tmp_path / name))[0] == 0
     assert (tmp_path / "1.svg").read_bytes() == (tmp_path / "2.svg").read_bytes()
@@ -194,7 +203,9 @@ def test_render_illegal_move_draws_the_position_before_it(
         capsys, "render", str(DATA / "perfect-illegal.json"), "--out", str(out)
     )
     assert status == 1 and stdout == ""
-    assert "move 2 (HHCC@2,2/0) is illegal" in err and "Perfect Match" in err
+    # The third move (0-based ply 2), named both ways, in the one error style.
+    assert "donutbox render: move 3 (ply 2, HHCC@2,2/0) is illegal" in err
+    assert "Perfect Match" in err
     text = out.read_text()
     assert "after 2 moves" in text and "Stopped early" in text
 
@@ -235,3 +246,45 @@ def test_render_refuses_a_non_object_record(
         assert_refused(*run(capsys, "render", str(bad), "--out", "x.svg"), tmp_path)
     finally:
         bad.unlink()
+
+
+class _NoCairo:
+    """Stands in for a machine where cairosvg is installed but the C library
+    libcairo is not: importing cairosvg then raises OSError, as cairocffi
+    does when ``dlopen`` finds no ``libcairo.so.2``."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] in ("cairosvg", "cairocffi"):
+            raise OSError('no library called "cairo-2" was found')
+        return None
+
+
+def test_render_png_without_libcairo_names_the_fix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    for name in list(sys.modules):
+        if name.partition(".")[0] in ("cairosvg", "cairocffi"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoCairo(), *sys.meta_path])
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "render", str(SEAL), "--out", "x.png")
+    assert_refused(status, out, err, tmp_path)
+    assert err.startswith("donutbox render: ")
+    assert "apt-get install libcairo2" in err
+    assert "pip install" not in err  # cairosvg itself is there: not the fix
+    # The SVG needs no cairo at all.
+    assert run(capsys, "render", str(SEAL), "--out", "x.svg")[0] == 0
+
+
+def test_render_png_without_cairosvg_names_the_package(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cairosvg", None)  # import raises ImportError
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "render", str(SEAL), "--out", "x.png")
+    assert_refused(status, out, err, tmp_path)
+    assert "pip install cairosvg" in err

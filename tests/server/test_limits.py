@@ -238,8 +238,9 @@ def test_deep_metadata_already_stored_gives_no_500(db: str) -> None:
     into the database) is set aside when read: its /record answers 503 with
     one line, and other games still work.  (Main: 500.)"""
     with TestClient(create_app(db, inline_ai=True)) as c:
-        gid = c.post("/api/games/import", json=_finished_record()).json()["id"]
-        other = c.post("/api/games", json={"opponent": "random"}).json()["id"]
+        imported = c.post("/api/games/import", json=_finished_record()).json()
+        gid, auth = imported["id"], {"Authorization": f"Bearer {imported['owner_token']}"}
+        other = c.post("/api/games", json={"opponent": "random"}, headers=auth).json()["id"]
     path = db.removeprefix("sqlite:///")
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         (text,) = conn.execute("select record from games where id = ?", (gid,)).fetchone()
@@ -247,10 +248,10 @@ def test_deep_metadata_already_stored_gives_no_500(db: str) -> None:
         record["notes"] = json.loads("[" * 300 + "]" * 300)
         conn.execute("update games set record = ? where id = ?", (json.dumps(record), gid))
     with TestClient(create_app(db, inline_ai=True)) as c:
-        r = c.get(f"/api/games/{gid}/record")
+        r = c.get(f"/api/games/{gid}/record", headers=auth)
         assert r.status_code == 503
         assert "stored record is damaged" in _one_line(r.json()["detail"])
-        assert c.get(f"/api/games/{other}").status_code == 200
+        assert c.get(f"/api/games/{other}", headers=auth).status_code == 200
 
 
 # -- the per-address token bucket -----------------------------------------------------------

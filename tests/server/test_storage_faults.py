@@ -27,8 +27,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.core import Game, Rules
-from donutbox.server import hub as hub_module
-from donutbox.server import storage
+from donutbox.server import ai_runner, storage
 from donutbox.server.app import create_app
 from donutbox.server.storage import CorruptGame, StorageError, Store, make_engine
 
@@ -151,7 +150,7 @@ def test_an_ai_seat_whose_save_fails_is_reported_and_moves_later(
     once the lock is gone the AI seat moves by itself."""
     monkeypatch.setattr(storage, "BUSY_TIMEOUT_MS", 50)
     monkeypatch.setattr(storage, "SAVE_PAUSE", 0.01)
-    monkeypatch.setattr(hub_module, "AI_RETRY", 0.3)
+    monkeypatch.setattr(ai_runner, "AI_RETRY", 0.3)
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
         made = c.post(
             "/api/online",
@@ -179,20 +178,27 @@ def test_an_ai_seat_whose_save_fails_is_reported_and_moves_later(
 
 
 def _online_row(c: TestClient) -> str:
+    return _online_game(c)[0]
+
+
+def _online_game(c: TestClient) -> tuple[str, str]:
+    """A new online game's id and its first seat's token."""
     made = c.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
     assert made.status_code == 200
-    return str(made.json()["id"])
+    return str(made.json()["id"]), str(made.json()["seats"][0]["token"])
 
 
-def test_a_bad_row_is_quarantined_and_the_server_starts(
+def test_a_bad_row_is_quarantined_and_the_server_runs(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Main: an unfinished online game whose row did not parse (or whose
     record the engine refused) made start-up fail ("Application startup
-    failed", exit 3).  Now: each is set aside with one log line, the server
-    starts, the good game plays, a set-aside game answers 503 in one line."""
+    failed", exit 3); once games load on demand, opening it was a 500.  Now:
+    the server starts, each bad game is set aside with one log line when it
+    is first opened and answers 503 in one line, the good game plays."""
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        good, bad_json, bad_record = _online_row(c), _online_row(c), _online_row(c)
+        made = [_online_game(c) for _ in range(3)]
+    (good, good_token), (bad_json, token_1), (bad_record, token_2) = made
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("update games set record = '{\"moves\": [' where id = ?", (bad_json,))
         (text,) = conn.execute("select record from games where id = ?", (bad_record,)).fetchone()
@@ -203,32 +209,40 @@ def test_a_bad_row_is_quarantined_and_the_server_starts(
         caplog.at_level(logging.ERROR, "donutbox.storage"),
         TestClient(create_app(_url(path), inline_ai=True)) as c,
     ):
+        for gid, token in ((bad_json, token_1), (bad_record, token_2)):
+            r = c.get(f"/api/online/{gid}", headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 503
+            assert _one_line(r.json()["detail"]).startswith(f"game {gid}: its stored record")
         set_aside = [r.getMessage() for r in caplog.records if "set aside" in r.getMessage()]
         assert len(set_aside) == 2
         assert any(bad_json in m for m in set_aside) and any(bad_record in m for m in set_aside)
         assert all("\n" not in m for m in set_aside)
-        assert c.get(f"/api/online/{good}").status_code in (401, 403, 404)  # alive, needs a token
-        r = c.get(f"/api/games/{bad_json}/record")
-        assert r.status_code == 503
-        assert _one_line(r.json()["detail"]).startswith(f"game {bad_json}: its stored record")
+        r = c.get(f"/api/online/{good}", headers={"Authorization": f"Bearer {good_token}"})
+        assert r.status_code == 200 and r.json()["version"] == 0
     # Remembered: the next start does not try them again.
     store = Store(make_engine(_url(path)))
     assert set(store.quarantined) == {bad_json, bad_record}
     assert good in store.unfinished_ids("online")
     assert bad_json not in store.unfinished_ids("online")
+    store.close()
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 def test_a_bad_row_does_not_break_the_list(path: Path) -> None:
     """Main: one unreadable row made ``GET /api/games`` a 500."""
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        a = c.post("/api/games", json={"opponent": "random"}).json()["id"]
-        b = c.post("/api/games", json={"opponent": "random"}).json()["id"]
+        first = c.post("/api/games", json={"opponent": "random"}).json()
+        auth = _bearer(first["owner_token"])
+        second = c.post("/api/games", json={"opponent": "random"}, headers=auth).json()
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("update games set seats = 'not json' where id = ?", (b,))
+        conn.execute("update games set seats = 'not json' where id = ?", (second["id"],))
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        r = c.get("/api/games")
+        r = c.get("/api/games", headers=auth)
         assert r.status_code == 200
-        assert [g["id"] for g in r.json()] == [a]
+        assert [g["id"] for g in r.json()] == [first["id"]]
 
 
 # -- point 12: locked, damaged, truncated ---------------------------------------------------------
@@ -277,7 +291,18 @@ def test_a_corrupt_page_gives_a_log_line_and_a_clear_error(
     """Main: a damaged page in the middle of the file was a bare 500.  Now:
     503 with one line, one log line, and the process answers other requests."""
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        ids = [c.post("/api/games", json={"opponent": "hotseat"}).json()["id"] for _ in range(40)]
+        first = c.post("/api/games", json={"opponent": "hotseat"}).json()
+        auth = _bearer(first["owner_token"])
+    # More games of the same owner, straight into the store (the API limits
+    # how fast one address makes games): a file of many pages.
+    store = Store(make_engine(_url(path)))
+    model = store.get(first["id"])
+    assert model is not None
+    ids = [first["id"]] + [
+        store.create(model.title, model.mode, model.seats, model.options, model.record).id
+        for _ in range(39)
+    ]
+    store.close()
     size = path.stat().st_size
     page = 4096
     assert size >= 8 * page
@@ -290,7 +315,7 @@ def test_a_corrupt_page_gives_a_log_line_and_a_clear_error(
         with TestClient(app) as c:
             statuses = []
             for gid in ids[:5]:
-                r = c.get(f"/api/games/{gid}")
+                r = c.get(f"/api/games/{gid}", headers=auth)
                 statuses.append(r.status_code)
                 if r.status_code != 200:
                     assert r.status_code in (404, 503)

@@ -1,12 +1,20 @@
-"""The agent interface and the registry of agents by name."""
+"""The agent interface, and the one catalogue of agents and difficulty levels.
+
+Everything a caller needs to know about an agent (its label, its level,
+whether it takes a thinking-time budget and how much) is in its
+``AgentInfo``: the server, the pages and the command line read
+``catalogue()`` / ``agent_info(name)`` instead of special-casing names.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core import Move, PlayerView
+from ..core.errors import InputError
 
 
 class Agent(Protocol):
@@ -19,18 +27,115 @@ class Agent(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class AgentInfo:
+    """One entry of the catalogue: a plain agent or a difficulty level."""
+
+    name: str
+    label: str
+    help: str
+    level: int | None  # 1 easy, 2 medium, 3 hard; None for plain agents
+    agent: str  # the underlying agent ("greedy", "mcts", ...)
+    timed: bool  # takes a ``seconds`` budget
+    default_seconds: float | None
+    max_seconds: float | None
+    #: Options the level gives its agent (callers' options override them).
+    options: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "help": self.help,
+            "level": self.level,
+            "agent": self.agent,
+            "timed": self.timed,
+            "default_seconds": self.default_seconds,
+            "max_seconds": self.max_seconds,
+        }
+
+
+#: The thinking time of a timed agent: default and the most a caller may ask for.
+DEFAULT_SECONDS = 1.0
+MAX_SECONDS = 30.0
+
+#: The plain agents, in the order the catalogue lists them.
+_PLAIN = (
+    AgentInfo("random", "Random", "Any legal move, uniformly.", None, "random", False, None, None),
+    AgentInfo(
+        "greedy",
+        "Greedy",
+        "The move that scores the most points this turn.",
+        None,
+        "greedy",
+        False,
+        None,
+        None,
+    ),
+    AgentInfo(
+        "heuristic",
+        "Heuristic",
+        "The move after which the position evaluates best (one ply).",
+        None,
+        "heuristic",
+        False,
+        None,
+        None,
+    ),
+    AgentInfo(
+        "mcts",
+        "MCTS",
+        "Monte Carlo tree search over worlds consistent with its view, for a time budget.",
+        None,
+        "mcts",
+        True,
+        DEFAULT_SECONDS,
+        MAX_SECONDS,
+    ),
+)
+
+#: The difficulty levels, easiest first: each is a plain agent with options.
+_LEVELS = (
+    AgentInfo(
+        "easy", "AI: easy", "Takes the most points on offer now.", 1, "greedy", False, None, None
+    ),
+    AgentInfo(
+        "medium",
+        "AI: medium",
+        "Weighs the boxes it builds and contests (one ply of evaluation).",
+        2,
+        "heuristic",
+        False,
+        None,
+        None,
+    ),
+    AgentInfo(
+        "hard",
+        "AI: hard",
+        "Searches ahead for its thinking time (MCTS).",
+        3,
+        "mcts",
+        True,
+        DEFAULT_SECONDS,
+        MAX_SECONDS,
+        {"seconds": DEFAULT_SECONDS},
+    ),
+)
+
+_CATALOGUE: dict[str, AgentInfo] = {a.name: a for a in (*_LEVELS, *_PLAIN)}
+
 #: name -> factory taking keyword options (e.g. seconds=, iterations=).
 AGENTS: dict[str, Callable[..., Agent]] = {}
 
-#: Difficulty levels as (agent name, options).
+#: Difficulty levels as (agent name, options), derived from the catalogue.
 LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
-    "easy": ("greedy", {}),
-    "medium": ("heuristic", {}),
-    "hard": ("mcts", {"seconds": 1.0}),
+    a.name: (a.agent, dict(a.options)) for a in _LEVELS
 }
 
 
 def register(name: str) -> Callable[[Callable[..., Agent]], Callable[..., Agent]]:
+    """Register an agent's factory; its ``AgentInfo`` belongs in ``_PLAIN``."""
+
     def deco(factory: Callable[..., Agent]) -> Callable[..., Agent]:
         AGENTS[name] = factory
         return factory
@@ -38,21 +143,30 @@ def register(name: str) -> Callable[[Callable[..., Agent]], Callable[..., Agent]
     return deco
 
 
+def catalogue() -> list[AgentInfo]:
+    """Every agent: the levels first (easy, medium, hard), then the plain agents."""
+    return list(_CATALOGUE.values())
+
+
+def agent_info(name: str) -> AgentInfo:
+    """The catalogue entry of ``name``; InputError (a ValueError) naming the known ones."""
+    found = _CATALOGUE.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise InputError(f"unknown agent {str(name)[:40]!r}; known: {', '.join(agent_names())}")
+    return found
+
+
 def agent_names() -> list[str]:
-    _load()
-    return sorted(AGENTS) + sorted(LEVELS)
+    """Plain agents then levels, each group sorted (as ``donutbox play`` lists them)."""
+    return sorted(a.name for a in _PLAIN) + sorted(a.name for a in _LEVELS)
 
 
 def make_agent(name: str, **options: Any) -> Agent:
     """An agent by name (``random``, ``greedy``, ``heuristic``, ``mcts``) or
     difficulty level (``easy``, ``medium``, ``hard``); options override."""
+    info = agent_info(name)
     _load()
-    if name in LEVELS:
-        base, defaults = LEVELS[name]
-        return AGENTS[base](**{**defaults, **options})
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; known: {', '.join(agent_names())}")
-    return AGENTS[name](**options)
+    return AGENTS[info.agent](**{**info.options, **options})
 
 
 def _load() -> None:

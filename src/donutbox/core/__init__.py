@@ -2,12 +2,15 @@
 
 from .cards import FLAVOUR_NAMES, FLAVOURS, ROLL, STANDARD_DECK, check_face, rotate
 from .counter import Counter, Donut, Run
-from .errors import DonutboxError, IllegalMove, NotationError, RecordError
-from .game import Delivery, Game
+from .errors import DonutboxError, IllegalMove, InputError, NotationError, RecordError
+from .game import Game
 from .moves import Move
 from .perft import divide, perft
-from .record import FORMAT, Replay, dump, load, replay
-from .rules import GAME_INFO, GameInfo, Rules
+from .policy import LAYOUT_RULES, MATCH_RULES, LayoutRule, MatchRule
+from .record import FORMAT, Replay, dump, load, replay_partial
+from .replay import cut, replay
+from .rules import GAME_INFO, RULE_OPTIONS, Choice, GameInfo, RuleOption, Rules
+from .state import Delivery, GameState
 from .view import PlayerView
 
 __all__ = [
@@ -15,27 +18,38 @@ __all__ = [
     "FLAVOUR_NAMES",
     "FORMAT",
     "GAME_INFO",
+    "LAYOUT_RULES",
+    "MATCH_RULES",
     "ROLL",
+    "RULE_OPTIONS",
     "STANDARD_DECK",
+    "Choice",
     "Counter",
     "Delivery",
     "Donut",
     "DonutboxError",
     "Game",
     "GameInfo",
+    "GameState",
     "IllegalMove",
+    "InputError",
+    "LayoutRule",
+    "MatchRule",
     "Move",
     "NotationError",
     "PlayerView",
     "RecordError",
     "Replay",
+    "RuleOption",
     "Rules",
     "Run",
     "check_face",
+    "cut",
     "divide",
     "dump",
     "load",
     "perft",
     "replay",
+    "replay_partial",
     "rotate",
 ]

@@ -1,5 +1,10 @@
 """The counter: the shared table of cards, its runs and its open places.
 
+"The counter" is the game's own word for the table (docs/spec.md,
+'Components'), so the class keeps that name although it shadows
+``collections.Counter``: code that needs both imports the multiset as
+``Multiset``.
+
 Everything that changes between moves is kept up to date incrementally
 instead of being rescanned:
 
@@ -22,7 +27,8 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from .cards import FLAVOURS
-from .geometry import EAST, OUTSIDE, PLACE_ZONE, SOUTH, cell, cell_zone, xy
+from .geometry import EAST, OUTSIDE, SOUTH, cell, xy
+from .policy import LayoutRule
 
 # Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
 # bits 4-6 owner + 1 (0 = neutral start card).
@@ -103,29 +109,37 @@ def unpack(c: int, code: int) -> Donut:
 
 
 class Counter:
-    """The shared table.  Mutated only through ``place`` and ``deliver``."""
+    """The counter: the shared table (the game's own name for it, kept
+    although it shadows ``collections.Counter``).  Mutated only through
+    ``place`` and ``deliver``."""
 
-    __slots__ = ("_zone", "big", "cells", "places", "run_of", "runs", "squared")
+    __slots__ = ("_zone", "box_ids", "cells", "layout", "places", "run_of", "runs")
 
-    def __init__(self, squared: bool) -> None:
-        self.squared = squared
+    def __init__(self, layout: LayoutRule) -> None:
+        self.layout = layout
         self.cells: dict[int, int] = {}
         self.run_of: dict[int, int] = {}
         self.runs: dict[int, Run] = {}
-        self.big: set[int] = set()  # ids of runs of 3+ (the open boxes)
+        #: Ids (in ``runs``) of the open boxes: not-delivered runs of 3 or more.
+        self.box_ids: set[int] = set()
         self.places: dict[int, int] = {}
-        self._zone = PLACE_ZONE[squared]
+        self._zone = layout.place_zone
 
     def copy(self) -> Counter:
         new = Counter.__new__(Counter)
-        new.squared = self.squared
+        new.layout = self.layout
         new.cells = self.cells.copy()
         new.run_of = self.run_of.copy()
         new.runs = self.runs.copy()
-        new.big = self.big.copy()
+        new.box_ids = self.box_ids.copy()
         new.places = self.places.copy()
         new._zone = self._zone
         return new
+
+    @property
+    def big(self) -> set[int]:
+        """Deprecated name of ``box_ids`` (still read by envs/observation.py)."""
+        return self.box_ids
 
     # -- reading -----------------------------------------------------------
 
@@ -139,26 +153,19 @@ class Counter:
         return None if code is None else unpack(c, code)
 
     def run_at(self, x: int, y: int) -> Run | None:
+        """The not-delivered run at a cell, or None."""
         rid = self.run_of.get(cell(x, y))
         return None if rid is None else self.runs[rid]
 
+    def run_id_at(self, x: int, y: int) -> int | None:
+        """The id (a key of ``runs``) of the not-delivered run at a cell, or None."""
+        return self.run_of.get(cell(x, y))
+
     def boxes(self) -> list[Run]:
         """Open boxes (not-delivered runs of 3 or more), in reading order of first cell."""
-        found = [self.runs[rid] for rid in self.big]
+        found = [self.runs[rid] for rid in self.box_ids]
         found.sort(key=lambda r: r.first)
         return found
-
-    def requirement(self, p: int) -> int:
-        """Flavour masks of the not-delivered donuts each quadrant of a card at
-        ``p`` would touch (quadrant i at bits 4i); 0 if it touches none."""
-        g = self.cells.get
-        key = 0
-        for i, pair in enumerate(OUTSIDE):
-            for off in pair:
-                v = g(p + off)
-                if v is not None and not v & DELIVERED_BIT:
-                    key |= 1 << ((v & FLAVOUR_BITS) + 4 * i)
-        return key
 
     def is_empty(self, p: int) -> bool:
         cells = self.cells
@@ -304,7 +311,7 @@ class Counter:
             held[owner] += 1
         for other in unique:
             r = runs.pop(other)
-            self.big.discard(other)
+            self.box_ids.discard(other)
             all_cells.extend(r.cells)
             for oc in r.cells:
                 run_of[oc] = rid
@@ -321,10 +328,10 @@ class Counter:
         run_of[c] = rid
         runs[rid] = _new_run(Run, (tuple(all_cells), opens, rolls, tuple(held), first))
         if len(all_cells) >= 3:
-            self.big.add(rid)
+            self.box_ids.add(rid)
 
     def deliver(self, r: Run) -> None:
-        """Freeze an open run that was boxed (RULES.md section 6)."""
+        """Freeze an open run that was boxed (docs/spec.md, 'Delivery')."""
         self._freeze(r, refresh_places=True)
 
     def _freeze(self, r: Run, refresh_places: bool) -> None:
@@ -335,13 +342,13 @@ class Counter:
             cells[c] |= DELIVERED_BIT
             del run_of[c]
         del self.runs[rid]
-        self.big.discard(rid)
+        self.box_ids.discard(rid)
         if refresh_places:
             # Frozen donuts form no pairs: nearby requirements change.  (A
             # sealed run has no empty cell beside it, so no place can see it.)
             zone: set[int] = set()
             for c in r.cells:
-                zone.update(cell_zone(c, self.squared))
+                zone.update(self.layout.cell_zone(c))
             for q in zone:
                 self._refresh(q)
 

@@ -1,8 +1,9 @@
-"""Typed errors of the rules core.
+"""Typed errors of the rules core: it raises nothing else on bad input.
 
-Both are ``ValueError`` subclasses, so callers that only care about "bad
-input" can catch one type, while tools that must tell a malformed record from
-an illegal move (``donutbox replay`` exits 2 or 1) can tell them apart.
+All are ``DonutboxError`` and so ``ValueError`` subclasses: callers that only
+care about "bad input" catch one type, while tools that must tell a malformed
+record from an illegal move (``donutbox replay`` exits 2 or 1) tell them
+apart.  Every message is one line that names the field or the rule.
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ class IllegalMove(DonutboxError):
 
 
 class NotationError(DonutboxError):
-    """Text that is not a move in donutbox notation (RULES.md section 9)."""
+    """Text that is not a move in donutbox notation (docs/spec.md, 'Game
+    records and notation')."""
 
 
 class RecordError(DonutboxError):
     """A game record that cannot be read (bad JSON shape, field or value)."""
+
+
+class InputError(DonutboxError):
+    """A value given by a caller or typed by a user that is not one the core
+    can use: a player count or name, a seed, a ply, a depth, an agent name,
+    a command at the terminal.  (A record's fields raise ``RecordError``.)"""

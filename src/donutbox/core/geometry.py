@@ -1,4 +1,4 @@
-"""Cells of the counter and the cards that cover them (RULES.md section 2).
+"""Cells of the counter and the cards that cover them (docs/spec.md, 'Geometry').
 
 A cell ``(x, y)`` is packed into one int, ``x + OFFSET + (y + OFFSET) * STRIDE``:
 ints hash and compare much faster than tuples in the hot paths, neighbours are
@@ -18,8 +18,6 @@ STRIDE: Final = 1 << 22
 
 EAST: Final = 1
 SOUTH: Final = STRIDE
-#: The four orthogonal neighbour offsets of a cell.
-NEIGHBOURS: Final = (-SOUTH, EAST, SOUTH, -EAST)
 
 #: Offsets from a card's position (its NW cell) to the cells it covers: NW, NE, SE, SW.
 QUADRANTS: Final = (0, EAST, EAST + SOUTH, SOUTH)
@@ -57,22 +55,19 @@ def _zone_xy(cells: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
     return sorted(found, key=lambda p: (p[1], p[0]))
 
 
-def _even(p: tuple[int, int]) -> bool:
-    return p[0] % 2 == 0 and p[1] % 2 == 0
-
-
 _CARD_ZONE: Final = _zone_xy(((0, 0), (1, 0), (1, 1), (0, 1)))
-_CELL_ZONE: Final = _zone_xy(((0, 0),))
-
-#: Positions (relative to a newly placed card, keyed by "squared") to refresh
-#: after a placement.  Squared Away only ever has even positions.
-PLACE_ZONE: Final = {
-    True: tuple(x + y * STRIDE for x, y in _CARD_ZONE if _even((x, y))),
-    False: tuple(x + y * STRIDE for x, y in _CARD_ZONE),
-}
+_CELL_ZONE: Final = tuple(_zone_xy(((0, 0),)))
 
 
-def cell_zone(c: int, squared: bool) -> list[int]:
-    """Positions to refresh when cell ``c`` changes (a boxed run's cells)."""
-    x, y = xy(c)
-    return [cell(x + dx, y + dy) for dx, dy in _CELL_ZONE if not squared or _even((x + dx, y + dy))]
+def card_zone(step: int) -> tuple[int, ...]:
+    """Offsets (from a newly placed card's position) of the positions on a
+    grid of ``step`` to refresh after a placement.  The new card sits on the
+    grid, so an offset is on it when both its coordinates are multiples of
+    ``step``."""
+    return tuple(x + y * STRIDE for x, y in _CARD_ZONE if x % step == 0 and y % step == 0)
+
+
+def cell_zone_offsets() -> tuple[tuple[int, int], ...]:
+    """Offsets (x, y) from a cell of the positions whose card covers it or a
+    neighbour of it (whether one is on a layout's grid depends on the cell)."""
+    return _CELL_ZONE

@@ -1,4 +1,5 @@
-"""Game records, ``donutbox/1`` (RULES.md section 9): read, check, write.
+"""Game records, ``donutbox/1`` (docs/spec.md, 'Game records and notation'):
+read, check, write.
 
 Reading is strict: anything the format does not allow is refused with a
 ``RecordError`` whose one-line message names the field.  Unknown top-level
@@ -19,7 +20,6 @@ from .rules import GAME_INFO, Rules
 FORMAT: Final = "donutbox/1"
 SETUP_KEYS: Final = ("decks", "seed", "start")
 KNOWN_KEYS: Final = frozenset({"format", "rules", "players", "moves", "end", *SETUP_KEYS})
-RULE_KEYS: Final = ("match", "layout", "closers")
 #: Generous limits that no real game comes near; they keep hostile records cheap.
 MAX_DECK: Final = 1000
 MAX_MOVES: Final = 100_000
@@ -32,26 +32,6 @@ class Replay(NamedTuple):
     game: Game
     #: None, or (ply, move as written, reason) for the first illegal move.
     error: tuple[int, str, str] | None
-
-
-def read_rules(raw: object) -> Rules:
-    if not isinstance(raw, dict):
-        raise RecordError("rules must be an object")
-    for key in raw:
-        if key not in RULE_KEYS:
-            raise RecordError(
-                f"rules: unknown key {str(key)[:40]!r} (known: match, layout, closers)"
-            )
-    match = raw.get("match", "one-good-match")
-    layout = raw.get("layout", "squared-away")
-    closers = raw.get("closers", False)
-    if not isinstance(match, str):
-        raise RecordError("rules.match must be a string")
-    if not isinstance(layout, str):
-        raise RecordError("rules.layout must be a string")
-    if not isinstance(closers, bool):
-        raise RecordError("rules.closers must be true or false")
-    return Rules(match, layout, closers)  # type: ignore[arg-type]
 
 
 def _players(raw: object) -> list[str]:
@@ -147,7 +127,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
         raise RecordError('format is missing (it must be "donutbox/1")')
     if record["format"] != FORMAT:
         raise RecordError(f'format must be "{FORMAT}", not {str(record["format"])[:40]!r}')
-    rules = read_rules(record["rules"]) if "rules" in record else Rules()
+    rules = Rules.from_dict(record["rules"]) if "rules" in record else Rules()
     if "players" not in record:
         raise RecordError("players is missing (a list of 2 to 4 names)")
     names = _players(record["players"])
@@ -165,8 +145,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
         game = Game.free_game(start, rules, names)
     elif "decks" in record:
         seed = _seed(record["seed"]) if "seed" in record else None
-        game = Game.deal(_decks(record["decks"], len(names)), rules, names)
-        game.seed = seed
+        game = Game.deal(_decks(record["decks"], len(names)), rules, names, seed)
         end = False
     elif "seed" in record:
         game = Game.new(rules, names, _seed(record["seed"]))
@@ -179,8 +158,9 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
     return game, moves, bool(end)
 
 
-def replay(record: object) -> Replay:
-    """Play a record's moves up to the first illegal one.
+def replay_partial(record: object) -> Replay:
+    """Play a record's moves up to the first illegal one, and say which it is
+    (``donutbox replay`` reports it; ``replay.replay`` raises instead).
 
     Raises RecordError if the record cannot be read at all.
     """
@@ -200,11 +180,16 @@ def replay(record: object) -> Replay:
 
 def load(record: object) -> Game:
     """Read a record; IllegalMove names the ply of the first illegal move."""
-    game, error = replay(record)
+    game, error = replay_partial(record)
     if error is not None:
         ply, text, reason = error
         raise IllegalMove(f"move {ply} ({text}): {reason}")
     return game
+
+
+#: The old name of ``replay_partial`` (render/pdf.py and tests/render/test_svg.py
+#: still import it from here; ``donutbox.core.replay`` is the strict replay now).
+replay = replay_partial
 
 
 def dump(game: Game) -> dict[str, Any]:

@@ -1,4 +1,10 @@
-"""The rule variants and a declarative description of the game.
+"""The rule variants, as data, and a declarative description of the game.
+
+``RULE_OPTIONS`` is the one schema of the variants: their names, choices,
+defaults and one-line explanations.  The record reader (``Rules.from_dict``),
+the command line, the web API and its new-game form, and the OpenSpiel
+parameters all read it, so a new variant is declared here once (and its
+policy written in ``policy.py``).
 
 Like OpenSpiel's game descriptions, ``GAME_INFO`` states the bounds every
 other part (AI, environments, server) can rely on without reading the rules
@@ -7,60 +13,213 @@ code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from .errors import RecordError
+from .policy import LAYOUT_RULES, MATCH_RULES, LayoutRule, MatchRule
 
-Match = Literal["one-good-match", "perfect-match"]
-Layout = Literal["squared-away", "splitzkies"]
 
-MATCHES: Final = ("one-good-match", "perfect-match")
-LAYOUTS: Final = ("squared-away", "splitzkies")
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One value of a rule option, e.g. ``splitzkies`` of ``layout``."""
+
+    value: str
+    label: str
+    help: str
+    #: Its part of ``Rules.key()`` (a few lower-case letters).
+    short: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"value": self.value, "label": self.label, "help": self.help}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOption:
+    """One rule variant: a choice among named values, or an on/off flag."""
+
+    name: str
+    label: str
+    help: str
+    default: str | bool
+    choices: tuple[Choice, ...] = ()  # empty for a flag
+
+    @property
+    def kind(self) -> Literal["choice", "flag"]:
+        return "choice" if self.choices else "flag"
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The values of a choice (empty for a flag)."""
+        return tuple(c.value for c in self.choices)
+
+    def choice(self, value: str) -> Choice:
+        """The choice named ``value`` (RecordError if there is none)."""
+        for c in self.choices:
+            if c.value == value:
+                return c
+        raise RecordError(
+            f"rules.{self.name} must be one of {', '.join(self.values)}, not {str(value)[:40]!r}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "help": self.help,
+            "kind": self.kind,
+            "default": self.default,
+            "choices": [c.to_dict() for c in self.choices],
+        }
+
+
+def _choice(rule: MatchRule | LayoutRule) -> Choice:
+    return Choice(rule.name, rule.label, rule.help, rule.short)
+
+
+#: The defaults: the first matching rule and layout registered in ``policy.py``.
+DEFAULT_MATCH: Final = next(iter(MATCH_RULES))
+DEFAULT_LAYOUT: Final = next(iter(LAYOUT_RULES))
+
+MATCH_OPTION: Final = RuleOption(
+    "match",
+    "Matching",
+    "How a placed card must agree with the not-delivered donuts it touches.",
+    DEFAULT_MATCH,
+    tuple(_choice(r) for r in MATCH_RULES.values()),
+)
+LAYOUT_OPTION: Final = RuleOption(
+    "layout",
+    "Layout",
+    "Where a card may sit on the counter.",
+    DEFAULT_LAYOUT,
+    tuple(_choice(r) for r in LAYOUT_RULES.values()),
+)
+CLOSERS_OPTION: Final = RuleOption(
+    "closers",
+    "Coffee's For Closers",
+    "A sealed box scores for the player who placed the sealing card, whoever built it.",
+    False,
+)
+
+#: Every rule option, in the order records, forms and labels list them.
+RULE_OPTIONS: Final[tuple[RuleOption, ...]] = (MATCH_OPTION, LAYOUT_OPTION, CLOSERS_OPTION)
+RULE_KEYS: Final = tuple(o.name for o in RULE_OPTIONS)
+
+MATCHES: Final = MATCH_OPTION.values
+LAYOUTS: Final = LAYOUT_OPTION.values
 
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """One combination of the variants (RULES.md sections 2, 4 and 6)."""
+    """One combination of the variants (docs/spec.md, 'Geometry', 'Matching'
+    and 'Delivery').  Its matching rule and layout are policy objects
+    (``match_rule``, ``layout_rule``) that the engine asks, never flags."""
 
-    match: Match = "one-good-match"
-    layout: Layout = "squared-away"
+    match: str = DEFAULT_MATCH
+    layout: str = DEFAULT_LAYOUT
     closers: bool = False
 
     def __post_init__(self) -> None:
-        if self.match not in MATCHES:
-            raise RecordError(
-                f"rules.match must be one of {', '.join(MATCHES)}, not {self.match!r}"
-            )
-        if self.layout not in LAYOUTS:
-            raise RecordError(
-                f"rules.layout must be one of {', '.join(LAYOUTS)}, not {self.layout!r}"
-            )
+        for option, value in ((MATCH_OPTION, self.match), (LAYOUT_OPTION, self.layout)):
+            if value not in option.values:
+                raise RecordError(
+                    f"rules.{option.name} must be one of {', '.join(option.values)}, "
+                    f"not {str(value)[:40]!r}"
+                )
         if not isinstance(self.closers, bool):
             raise RecordError("rules.closers must be true or false")
 
     @property
-    def perfect(self) -> bool:
-        return self.match == "perfect-match"
+    def match_rule(self) -> MatchRule:
+        """What a placement must agree with (docs/spec.md, 'Matching')."""
+        return MATCH_RULES[self.match]
+
+    @property
+    def layout_rule(self) -> LayoutRule:
+        """Where cards may sit (docs/spec.md, 'Geometry')."""
+        return LAYOUT_RULES[self.layout]
 
     @property
     def squared(self) -> bool:
-        return self.layout == "squared-away"
+        """Do cards sit only at even coordinates?  (``layout_rule.step == 2``.)"""
+        return self.layout_rule.step == 2
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object] | object, where: str = "rules") -> Rules:
+        """Read rules from JSON-like data, strictly: every key must be a rule
+        option of the right type and value; missing ones take their defaults.
+        A ``RecordError`` names the field (``where`` is its path)."""
+        if not isinstance(d, Mapping):
+            raise RecordError(f"{where} must be an object")
+        for key in d:
+            if key not in RULE_KEYS:
+                raise RecordError(
+                    f"{where}: unknown key {str(key)[:40]!r} (known: {', '.join(RULE_KEYS)})"
+                )
+        values: dict[str, Any] = {}
+        for option in RULE_OPTIONS:
+            value = d.get(option.name, option.default)
+            field = f"{where}.{option.name}"
+            if option.kind == "flag":
+                if not isinstance(value, bool):
+                    raise RecordError(f"{field} must be true or false")
+            else:
+                if not isinstance(value, str):
+                    raise RecordError(f"{field} must be a string")
+                if value not in option.values:
+                    raise RecordError(
+                        f"{field} must be one of {', '.join(option.values)}, not {value[:40]!r}"
+                    )
+            values[option.name] = value
+        return cls(**values)
 
     def to_dict(self) -> dict[str, object]:
-        return {"match": self.match, "layout": self.layout, "closers": self.closers}
+        return {o.name: getattr(self, o.name) for o in RULE_OPTIONS}
 
     @staticmethod
     def all() -> list[Rules]:
-        """The eight combinations."""
-        return [Rules(m, lay, c) for m in MATCHES for lay in LAYOUTS for c in (False, True)]
+        """Every combination (eight today), in RULE_OPTIONS order."""
+        out: list[dict[str, object]] = [{}]
+        for option in RULE_OPTIONS:
+            values: tuple[object, ...] = option.values if option.choices else (False, True)
+            out = [{**d, option.name: v} for d in out for v in values]
+        return [Rules(**d) for d in out]  # type: ignore[arg-type]
 
     def label(self) -> str:
-        parts = ["Perfect Match" if self.perfect else "One Good Match"]
-        parts.append("Squared Away" if self.squared else "Splitzkies")
-        if self.closers:
-            parts.append("Coffee's For Closers")
+        """For people: ``"Perfect Match, Splitzkies, Coffee's For Closers"``."""
+        parts = []
+        for option in RULE_OPTIONS:
+            value = getattr(self, option.name)
+            if option.kind == "flag":
+                if value:
+                    parts.append(option.label)
+            else:
+                parts.append(option.choice(value).label)
         return ", ".join(parts)
+
+    def key(self) -> str:
+        """A stable short id for files and tables: ``"ogm-sa"``, ``"pm-spl-closers"``."""
+        parts = []
+        for option in RULE_OPTIONS:
+            value = getattr(self, option.name)
+            if option.kind == "flag":
+                if value:
+                    parts.append(option.name)
+            else:
+                parts.append(option.choice(value).short)
+        return "-".join(parts)
+
+    @classmethod
+    def from_key(cls, key: str) -> Rules:
+        """The rules of a ``key()``; RecordError if it is not one."""
+        for rules in cls.all():
+            if rules.key() == key:
+                return rules
+        raise RecordError(
+            f"rules key {key[:40]!r} is not one of {', '.join(r.key() for r in cls.all())}"
+        )
 
 
 @dataclass(frozen=True, slots=True)

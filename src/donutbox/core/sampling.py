@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 
+from .errors import IllegalMove
 from .game import Game
 from .geometry import xy
-from .matching import fits
 from .moves import PLACE, Move
 
 TRIES = 8
@@ -23,16 +23,16 @@ def sample_move(game: Game, rng: random.Random) -> Move:
     """A random legal move for the player to move (not uniform over moves)."""
     to_move = game.to_move
     if to_move is None:
-        raise ValueError("the game is over")
+        raise IllegalMove("the game is over")
     places = game.counter.places
     tray = game.trays[to_move]
     if places and tray and not game.free:
         keys = list(places)
-        perfect = game.rules.perfect
+        fits = game.rules.match_rule.fits
         for _ in range(TRIES):
             p = keys[rng.randrange(len(keys))]
             face = tray[rng.randrange(len(tray))]
-            options = fits(face, places[p] & 0xFFFF, perfect)
+            options = fits(face, places[p] & 0xFFFF)
             if options:
                 rot, lock = options[rng.randrange(len(options))]
                 x, y = xy(p)

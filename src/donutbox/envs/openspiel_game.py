@@ -5,9 +5,10 @@
 >>> game = pyspiel.load_game(register_openspiel(), {"players": 2, "layout": "splitzkies"})
 >>> state = game.new_initial_state()
 
-Parameters (all optional): ``players`` (2-4), ``match`` (``one-good-match`` or
-``perfect-match``), ``layout`` (``squared-away`` or ``splitzkies``),
-``closers`` (bool), ``window`` (cells, a multiple of 4; 0 for the default).
+Parameters (all optional): ``players`` (2-4), one per rule option of
+``donutbox.core.RULE_OPTIONS`` (``match``: ``one-good-match`` or
+``perfect-match``; ``layout``: ``squared-away`` or ``splitzkies``;
+``closers``: bool), and ``window`` (cells, a multiple of 4; 0 for the default).
 
 **Chance.** Shuffling is modelled by drawing cards one at a time, uniformly
 from what is left of the player's deck, at the moment a card is first seen:
@@ -42,7 +43,7 @@ import pyspiel
 from ..core.cards import STANDARD_DECK
 from ..core.game import Game
 from ..core.moves import SWAP, Move
-from ..core.rules import GAME_INFO, Rules
+from ..core.rules import GAME_INFO, RULE_OPTIONS, Rules
 from ..core.view import PlayerView
 from ..render.text import counter_text
 from .codec import ActionCodec, default_window
@@ -58,11 +59,11 @@ HIDDEN: Final = "????"
 TRAY: Final = GAME_INFO.tray_size
 DECK: Final = GAME_INFO.deck_size
 
+#: The game's parameters: the player count, every rule option of
+#: ``RULE_OPTIONS`` with its default, and the action window.
 DEFAULT_PARAMS: Final[dict[str, Any]] = {
     "players": 2,
-    "match": "one-good-match",
-    "layout": "squared-away",
-    "closers": False,
+    **{option.name: option.default for option in RULE_OPTIONS},
     "window": 0,
 }
 
@@ -114,7 +115,7 @@ class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
         players = int(p["players"])
         if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
             raise ValueError(f"a game has 2 to 4 players, not {players}")
-        rules = Rules(str(p["match"]), str(p["layout"]), bool(p["closers"]))  # type: ignore[arg-type]
+        rules = Rules.from_dict({o.name: p[o.name] for o in RULE_OPTIONS}, where="params")
         window = int(p["window"]) or default_window(players)
         cfg = _config(rules, players, window)
         info = pyspiel.GameInfo(

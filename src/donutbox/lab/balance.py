@@ -11,13 +11,29 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..core import Rules
 from .match import GameResult
-from .sim import run_specs, specs, summarize
+from .sim import GameSpec, run_specs, specs, summarize
 from .stats import wilson
+
+#: Below this many games per rule combination a 95% interval is wider than
+#: about +-15 percentage points (wilson(20, 40) = 35.2%-64.8%): the report
+#: then says so first, and its findings only repeat what the intervals say.
+MIN_GAMES = 40
+
+
+def grid_specs(
+    agents: list[str], games: int, seed: int, options: dict[str, dict[str, Any]] | None = None
+) -> list[GameSpec]:
+    """Every rule combination's games, numbered through (one pool runs them all)."""
+    todo = []
+    for rules in Rules.all():
+        todo.extend(specs(agents, games, rules, seed, options))
+    return [replace(s, index=i) for i, s in enumerate(todo)]
 
 
 def run_balance(
@@ -27,20 +43,29 @@ def run_balance(
     jobs: int,
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> dict[str, list[GameResult]]:
-    todo = []
-    variants = Rules.all()
-    for rules in variants:
-        todo.extend(specs(agents, games, rules, seed, options))
-    # Renumber so that one pool runs the whole grid.
-    from dataclasses import replace
-
-    todo = [replace(s, index=i) for i, s in enumerate(todo)]
-    results = run_specs(todo, jobs, progress)
-    out: dict[str, list[GameResult]] = {}
-    for rules, start in zip(variants, range(0, len(results), games), strict=True):
-        out[rules.label()] = results[start : start + games]
+    on_result: Callable[[int, GameResult], None] | None = None,
+) -> dict[Rules, list[GameResult]]:
+    """The games of every rule combination, keyed by its rules (in
+    ``Rules.all()`` order).  Ctrl-C raises ``sim.Interrupted``."""
+    todo = grid_specs(agents, games, seed, options)
+    results = run_specs(todo, jobs, progress, on_result)
+    out: dict[Rules, list[GameResult]] = {}
+    for spec, result in zip(todo, results, strict=True):
+        out.setdefault(spec.rules, []).append(result)
     return out
+
+
+def small_sample_warning(games: int) -> str:
+    """One line when ``games`` per rule combination is too few to conclude
+    anything from; empty otherwise."""
+    if games >= MIN_GAMES:
+        return ""
+    lo, hi = wilson(games / 2, games)
+    return (
+        f"only {games} games per rule combination: even an even 50% would have a 95% "
+        f"interval of {lo:.0%}-{hi:.0%}; use --games {MIN_GAMES} or more before "
+        "reading anything into the findings"
+    )
 
 
 def variant_figures(results: list[GameResult]) -> dict[str, Any]:
@@ -76,7 +101,7 @@ def variant_figures(results: list[GameResult]) -> dict[str, Any]:
 
 
 def write_report(
-    grid: dict[str, list[GameResult]],
+    grid: dict[Rules, list[GameResult]],
     agents: list[str],
     out: Path,
     seed: int,
@@ -91,15 +116,15 @@ def write_report(
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    figures = {label: variant_figures(res) for label, res in grid.items()}
-    labels = list(figures)
-    short = [_short(label) for label in labels]
+    figures = {rules: variant_figures(res) for rules, res in grid.items()}
+    variants = list(figures)
+    short = [_short(rules) for rules in variants]
 
     fig, ax = plt.subplots(figsize=(9, 4))
-    ys = [figures[v]["first_player_win"] for v in labels]
+    ys = [figures[v]["first_player_win"] for v in variants]
     err = [
-        [y - figures[v]["first_ci"][0] for v, y in zip(labels, ys, strict=True)],
-        [figures[v]["first_ci"][1] - y for v, y in zip(labels, ys, strict=True)],
+        [y - figures[v]["first_ci"][0] for v, y in zip(variants, ys, strict=True)],
+        [figures[v]["first_ci"][1] - y for v, y in zip(variants, ys, strict=True)],
     ]
     ax.bar(short, ys, yerr=err, capsize=5, color="#c98b4a")
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
@@ -111,11 +136,11 @@ def write_report(
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(9, 4))
-    bottom = [0.0] * len(labels)
+    bottom = [0.0] * len(variants)
     for k, colour in zip(
         ("sealed", "boxed", "end"), ("#6b3e26", "#e07aa0", "#4169e1"), strict=True
     ):
-        vals = [figures[v]["boxes"][k] for v in labels]
+        vals = [figures[v]["boxes"][k] for v in variants]
         ax.bar(short, vals, bottom=bottom, label=k, color=colour)
         bottom = [b + x for b, x in zip(bottom, vals, strict=True)]
     ax.set_ylabel("boxes per game")
@@ -126,32 +151,38 @@ def write_report(
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(9, 4))
-    ax.boxplot([[r.plies for r in grid[v]] for v in labels], tick_labels=short)
+    ax.boxplot([[r.plies for r in grid[v]] for v in variants], tick_labels=short)
     ax.set_ylabel("plies per game")
     ax.set_title("Game length by variant")
     fig.tight_layout()
     fig.savefig(out / "balance-length.png", dpi=100)
     plt.close(fig)
 
-    games = figures[labels[0]]["games"]
+    games = figures[variants[0]]["games"]
     lines = [
         "# Balance report",
         "",
         f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}"
         f"{' ' + budget if budget else ''}`: "
-        f"{games} games per variant ({len(labels) * games} in all), agents "
+        f"{games} games per variant ({len(variants) * games} in all), agents "
         f"{' vs '.join(agents)}, paired seats (every deal is played from every seat).",
         "",
+    ]
+    warning = small_sample_warning(games)
+    if warning:
+        lines += [f"**Small sample**: {warning}.", ""]
+    lines += [
         "| variant | first player wins (95% CI) | plies | boxes sealed / boxed / end | "
         "points per game | share of points from rolls | roll leader wins |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for v in labels:
+    for v in variants:
         f = figures[v]
         lo, hi = f["first_ci"]
         b = f["boxes"]
         lines.append(
-            f"| {v} | {f['first_player_win']:.1%} ({lo:.1%}-{hi:.1%}) | {f['plies']:.1f} | "
+            f"| {v.label()} | {f['first_player_win']:.1%} ({lo:.1%}-{hi:.1%}) | "
+            f"{f['plies']:.1f} | "
             f"{b['sealed']:.1f} / {b['boxed']:.1f} / {b['end']:.1f} | {f['points']:.1f} | "
             f"{f['roll_share']:.1%} | {f['roll_leader_win']:.1%} of {f['roll_decided']} |"
         )
@@ -164,39 +195,57 @@ def write_report(
         "![length](balance-length.png)",
         "",
     ]
-    lines += ["## Reading it", "", *_findings(figures)]
+    lines += ["## Reading it", "", *findings(figures)]
     path = out / "balance.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def _short(label: str) -> str:
-    parts = label.split(", ")
-    out = ("PM" if parts[0].startswith("Perfect") else "OGM") + "/"
-    out += "SA" if parts[1].startswith("Squared") else "SPL"
-    if len(parts) > 2:
-        out += "/CFC"
-    return out
+def _short(rules: Rules) -> str:
+    """A short name for a plot's axis: the rules' stable key (``ogm-sa``,
+    ``pm-spl-closers``), from the core's schema of the variants."""
+    return rules.key()
 
 
-def _findings(figures: dict[str, dict[str, Any]]) -> list[str]:
+def _rate(f: dict[str, Any]) -> str:
+    lo, hi = f["first_ci"]
+    return f"{f['first_player_win']:.1%} (95% interval {lo:.1%}-{hi:.1%})"
+
+
+def findings(figures: dict[Rules, dict[str, Any]]) -> list[str]:
+    """The report's findings, each worded by what its 95% interval says:
+    an interval that excludes 50% says the first player wins more (or less)
+    often than not; one that holds 50% says the games cannot tell."""
     out = []
-    biased = [v for v, f in figures.items() if f["first_ci"][0] > 0.5 or f["first_ci"][1] < 0.5]
-    if biased:
+    games = min(f["games"] for f in figures.values())
+    if small_sample_warning(games):
         out.append(
-            "- Seat order matters (95% interval excludes 50%) in: "
-            + "; ".join(f"{v} ({figures[v]['first_player_win']:.1%})" for v in biased)
+            f"- With {games} games per variant the intervals are too wide to draw "
+            "conclusions; the lines below only repeat what they show."
+        )
+    above = [v for v, f in figures.items() if f["first_ci"][0] > 0.5]
+    below = [v for v, f in figures.items() if f["first_ci"][1] < 0.5]
+    if above:
+        out.append(
+            "- The first player's 95% interval lies above 50% in: "
+            + "; ".join(f"{v.label()}: {_rate(figures[v])}" for v in above)
             + "."
         )
-    else:
+    if below:
         out.append(
-            "- No variant shows a first-player advantage that the 95% intervals can tell from 50%."
+            "- The first player's 95% interval lies below 50% (the later seats win more) "
+            "in: " + "; ".join(f"{v.label()}: {_rate(figures[v])}" for v in below) + "."
+        )
+    if not above and not below:
+        out.append(
+            "- In every variant the first player's 95% interval holds 50%: these games "
+            "cannot tell a first-player advantage from none."
         )
     for plain, closers in _pairs(figures):
         a, b = figures[plain], figures[closers]
         out.append(
-            f"- Coffee's For Closers in {plain}: first player {a['first_player_win']:.1%} -> "
-            f"{b['first_player_win']:.1%}; boxes sealed {a['boxes']['sealed']:.1f} -> "
+            f"- Coffee's For Closers in {plain.label()}: first player {_rate(a)} -> "
+            f"{_rate(b)}; boxes sealed {a['boxes']['sealed']:.1f} -> "
             f"{b['boxes']['sealed']:.1f}, boxed early {a['boxes']['boxed']:.1f} -> "
             f"{b['boxes']['boxed']:.1f} per game."
         )
@@ -210,11 +259,12 @@ def _findings(figures: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def _pairs(figures: dict[str, Any]) -> list[tuple[str, str]]:
+def _pairs(figures: dict[Rules, Any]) -> list[tuple[Rules, Rules]]:
+    """(rules, the same rules with Coffee's For Closers), for each such pair."""
     out = []
     for v in figures:
-        if not v.endswith("Coffee's For Closers"):
-            c = v + ", Coffee's For Closers"
+        if not v.closers:
+            c = replace(v, closers=True)
             if c in figures:
                 out.append((v, c))
     return out

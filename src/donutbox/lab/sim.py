@@ -11,13 +11,15 @@ from __future__ import annotations
 import csv
 import json
 import multiprocessing
+import signal
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core import Rules
+from ..usage import plural
 from .match import GameResult, play_game
 from .stats import describe, wilson
 
@@ -58,6 +60,44 @@ def _run(spec: GameSpec) -> tuple[int, GameResult]:
     return spec.index, play_game(list(spec.seats), spec.rules, spec.seed, options)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during ``run_specs``: every worker has been stopped.
+
+    ``results`` holds the games that finished (index -> result), ``total``
+    how many were asked for.  A ``KeyboardInterrupt``, so that a caller that
+    does not look at it still stops as on any Ctrl-C.
+    """
+
+    def __init__(self, results: dict[int, GameResult], total: int) -> None:
+        super().__init__(f"interrupted: {len(results)} of {total} games finished")
+        self.results = dict(sorted(results.items()))
+        self.total = total
+
+
+def _ignore_sigint() -> None:
+    # Workers leave Ctrl-C to the parent, which stops them all at once; a
+    # worker that got it too would print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_pool(jobs: int) -> Any:
+    """A pool of ``jobs`` fresh worker processes that ignore SIGINT.
+
+    SIGINT is ignored in this process while they start, so that a Ctrl-C
+    that reaches the whole process group during their start-up does not
+    reach them either (a process that starts with SIGINT ignored keeps it
+    ignored); it is restored at once.
+    """
+    ctx = multiprocessing.get_context("spawn")
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        return ctx.Pool(jobs, initializer=_ignore_sigint)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+
+
 def run_specs(
     todo: list[GameSpec],
     jobs: int = 1,
@@ -68,6 +108,8 @@ def run_specs(
 
     ``on_result(index, result)`` is called as each game finishes (in the
     order they finish), e.g. to save results of a long run as they come.
+    Ctrl-C (KeyboardInterrupt) stops every worker at once and raises
+    ``Interrupted`` with the games that finished.
     """
     results: dict[int, GameResult] = {}
 
@@ -79,13 +121,26 @@ def run_specs(
             progress(len(results), len(todo))
 
     if jobs <= 1:
-        for spec in todo:
-            done(_run(spec))
+        try:
+            for spec in todo:
+                done(_run(spec))
+        except KeyboardInterrupt:
+            raise Interrupted(results, len(todo)) from None
     else:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            for future in as_completed([pool.submit(_run, spec) for spec in todo]):
-                done(future.result())
+        pool = _start_pool(min(jobs, max(1, len(todo))))
+        try:
+            for pair in pool.imap_unordered(_run, todo):
+                done(pair)
+        except KeyboardInterrupt:
+            pool.terminate()  # every worker stops now, mid-game
+            pool.join()
+            raise Interrupted(results, len(todo)) from None
+        except BaseException:
+            pool.terminate()
+            pool.join()
+            raise
+        pool.close()
+        pool.join()
     return [results[i] for i in range(len(todo))]
 
 
@@ -95,6 +150,7 @@ def result_line(index: int, r: GameResult) -> str:
         {
             "game": index,
             "seed": r.seed,
+            "rules": r.rules.key(),
             "seats": r.seats,
             "scores": r.scores,
             "winners": r.winners,
@@ -153,22 +209,18 @@ def summarize(results: list[GameResult]) -> dict[str, Any]:
     }
 
 
-def write_outputs(
-    results: list[GameResult],
-    summary: dict[str, Any],
-    out: Path,
-    title: str = "donutbox simulation",
-) -> list[Path]:
-    """Records (JSON lines), per-game CSV, summary JSON, and PNG plots."""
+def write_games(pairs: list[tuple[int, GameResult]], out: Path) -> list[Path]:
+    """``records.jsonl`` (one record a line) and ``games.csv`` (one row a
+    game) of the games ``pairs`` (game index, result), in that order."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     path = out / "records.jsonl"
     with path.open("w", encoding="utf-8") as fh:
-        for r in results:
+        for _, r in pairs:
             fh.write(json.dumps(r.record) + "\n")
     written.append(path)
     path = out / "games.csv"
-    n = len(results[0].seats)
+    n = max((len(r.seats) for _, r in pairs), default=2)
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(
@@ -185,15 +237,19 @@ def write_outputs(
                 "boxed_boxes",
                 "end_boxes",
                 "seconds",
+                "rules",
             ]
         )
-        for i, r in enumerate(results):
+        for i, r in pairs:
+            pad = [""] * (n - len(r.seats))
             w.writerow(
                 [
                     i,
                     r.seed,
                     *r.seats,
+                    *pad,
                     *r.scores,
+                    *pad,
                     " ".join(map(str, r.winners)),
                     r.plies,
                     r.swaps,
@@ -202,9 +258,21 @@ def write_outputs(
                     r.boxes["boxed"],
                     r.boxes["end"],
                     f"{r.seconds:.3f}",
+                    r.rules.key(),
                 ]
             )
     written.append(path)
+    return written
+
+
+def write_outputs(
+    results: list[GameResult],
+    summary: dict[str, Any],
+    out: Path,
+    title: str = "donutbox simulation",
+) -> list[Path]:
+    """Records (JSON lines), per-game CSV, summary JSON, and PNG plots."""
+    written = write_games(list(enumerate(results)), out)
     path = out / "summary.json"
     path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     written.append(path)
@@ -217,7 +285,7 @@ def write_outputs(
 
 
 def summary_lines(summary: dict[str, Any]) -> Iterator[str]:
-    yield f"{summary['games']} games"
+    yield plural(summary["games"], "game")
     for name, a in summary["agents"].items():
         lo, hi = a["ci95"]
         yield (

@@ -98,23 +98,24 @@ def cmd_print(args: argparse.Namespace) -> int:
     from .pdf import MAX_DECKS
 
     if not 1 <= args.decks <= MAX_DECKS:
-        raise UsageError(f"donutbox print: --decks must be from 1 to {MAX_DECKS}")
+        raise UsageError(f"--decks must be from 1 to {MAX_DECKS}")
     out = Path(args.out)
     if out.suffix.lower() != ".pdf":
-        raise UsageError("donutbox print: --out must name a .pdf file")
+        raise UsageError("--out must name a .pdf file")
     try:
         from .pdf import make_pdf
 
         data, info = make_pdf(args.paper, args.decks, args.backs)
     except ImportError as err:
-        raise UsageError(
-            f"donutbox print: the PDF needs reportlab ({err}); pip install reportlab"
-        ) from None
+        raise UsageError(f"the PDF needs reportlab ({err}); pip install reportlab") from None
     write_atomic(out, data)
+    from ..usage import plural, printable
+
     backs = f" and {info.back_pages} of backs" if info.back_pages else ""
     print(
-        f"wrote {out}: {info.pages} pages: {info.cards} cards on {info.card_pages} "
-        f"sheets{backs}, {info.rules_pages} pages of rules, a reference card",
+        f"wrote {printable(str(out))}: {plural(info.pages, 'page')}: "
+        f"{plural(info.cards, 'card')} on {plural(info.card_pages, 'sheet')}{backs}, "
+        f"{plural(info.rules_pages, 'page')} of rules, a reference card",
         file=sys.stderr,
     )
     return 0
@@ -124,60 +125,60 @@ def cmd_print(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..cli import one_line, read_record
-    from ..core import IllegalMove
-    from ..core.record import setup
-    from ..usage import UsageError
+    from ..usage import UsageError, one_line, position, printable, read_record
     from .svg import counter_svg
 
     out = Path(args.out)
     kind = out.suffix.lower()
     if kind not in (".svg", ".png"):
-        raise UsageError("donutbox render: --out must name a .svg or .png file")
+        raise UsageError("--out must name a .svg or .png file")
     if not MIN_SCALE <= args.scale <= MAX_SCALE:
-        raise UsageError(f"donutbox render: --scale must be from {MIN_SCALE:g} to {MAX_SCALE:g}")
+        raise UsageError(f"--scale must be from {MIN_SCALE:g} to {MAX_SCALE:g}")
     if kind == ".svg" and args.scale != 1.0:
-        raise UsageError("donutbox render: --scale is for PNG output only")
+        raise UsageError("--scale is for PNG output only")
     record = read_record(args.record)
-    game, moves, end = setup(record)
-    upto = len(moves) if args.ply is None else args.ply
-    if not 0 <= upto <= len(moves):
-        raise UsageError(f"donutbox render: --ply must be from 0 to {len(moves)}")
-    problem = ""
-    for ply, move in enumerate(moves[:upto]):
-        try:
-            game.play(move)
-        except IllegalMove as err:
-            problem = f"move {ply} ({move}) is illegal: {err}"
-            break
-    else:
-        if end and upto == len(moves):
-            try:
-                game.end()
-            except IllegalMove as err:
-                problem = f"the end of the game is illegal: {err}"
+    game, problem = position(record, args.ply)
     note = f"Stopped early: {problem}" if problem else ""
     text = counter_svg(game, note)
     data = text.encode("utf-8") if kind == ".svg" else svg_to_png(text, args.scale)
     write_atomic(out, data)
-    print(f"wrote {out}", file=sys.stderr)
+    print(f"wrote {printable(str(out))}", file=sys.stderr)
     if problem:
-        print(one_line(f"{problem}; drew the position before it"), file=sys.stderr)
+        print(one_line(f"donutbox render: {problem}; drew the position before it"), file=sys.stderr)
         return 1
     return 0
+
+
+#: What to install when cairosvg cannot find the cairo library (Debian/Ubuntu).
+CAIRO_FIX = "apt-get install libcairo2"
+
+
+def cairo_missing() -> str | None:
+    """Why PNG cannot be made here, in one line, or None when it can.
+
+    cairosvg is a Python package, but it loads the C library libcairo when
+    it is imported: with the package installed and the library missing the
+    import raises OSError (not ImportError), so both are caught.  The tests
+    use this to skip with the reason.
+    """
+    try:
+        import cairosvg  # noqa: F401
+    except ImportError:
+        return "PNG needs the cairosvg package: pip install cairosvg (or write .svg)"
+    except OSError:
+        return f"PNG needs the cairo library, which is not installed: {CAIRO_FIX} (or write .svg)"
+    return None
 
 
 def svg_to_png(svg: str, scale: float = 1.0) -> bytes:
     """A PNG of an SVG document, through cairosvg (deterministic)."""
     from ..usage import UsageError
 
-    try:
-        import cairosvg
-    except (ImportError, OSError) as err:  # OSError: the cairo library is missing
-        raise UsageError(
-            f"donutbox render: PNG needs cairosvg and the cairo library ({err}); "
-            "write .svg instead, or pip install cairosvg"
-        ) from None
+    reason = cairo_missing()
+    if reason is not None:
+        raise UsageError(reason)
+    import cairosvg
+
     png = cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=scale)
     assert isinstance(png, bytes)
     return png

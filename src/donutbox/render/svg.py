@@ -316,7 +316,9 @@ def caption_lines(game: Game, note: str = "") -> list[tuple[int | None, str]]:
     """The caption under the counter: (owner or None, text) per line."""
     view = game.view(-1)
     total = len(game.history)
-    lines: list[tuple[int | None, str]] = [(None, f"{game.rules.label()} · after {total} moves")]
+    lines: list[tuple[int | None, str]] = [
+        (None, f"{game.rules.label()} · after {total} move{'' if total == 1 else 's'}")
+    ]
     for p, name in enumerate(game.names):
         shown = name if len(name) <= 40 else name[:39] + "…"
         text = (
@@ -331,7 +333,8 @@ def caption_lines(game: Game, note: str = "") -> list[tuple[int | None, str]]:
     if game.finished:
         lines.append((None, "Game over."))
     elif view.final_lap_turns is not None:
-        lines.append((None, f"Final Lap: {view.final_lap_turns} turn(s) left."))
+        turns = view.final_lap_turns
+        lines.append((None, f"Final Lap: {turns} turn{'' if turns == 1 else 's'} left."))
     if game.history:
         last = game.history[-1]
         by = game.names[(total - 1) % game.players]

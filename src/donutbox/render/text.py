@@ -4,6 +4,10 @@ Each cell is three characters: the flavour letter (lower case once its box
 is delivered), the owner (1-4, ``.`` for the neutral start card) and ``@``
 on a Cinnamon Roll.  Colour, where the terminal has it, only repeats what
 the letters say (rich markup; flavours as colours, owners as styles).
+
+Text from a record (players' names) is passed through ``printable``: a name
+holding ESC sequences or other control characters is shown escaped
+(``\x1b``), never sent to the terminal as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from rich.text import Text
 
 from ..core import Game, PlayerView
 from ..core.counter import Donut
+from ..usage import plural, printable
 
 FLAVOUR_STYLE = {
     "C": "bold #8b4513",
@@ -84,7 +89,8 @@ def game_text(game: Game, reveal: bool = False, viewer: int | None = None) -> Te
             if me is not None and me >= 0:
                 who = [me]
         for p in who:
-            out.append(f"Tray of {game.names[p]} ({p + 1}): {' '.join(game.trays[p]) or '-'}\n")
+            name = printable(game.names[p])
+            out.append(f"Tray of {name} ({p + 1}): {' '.join(game.trays[p]) or '-'}\n")
     return out
 
 
@@ -95,8 +101,8 @@ def _status(view: PlayerView) -> Text:
     for p, name in enumerate(view.names):
         turn = "▶ " if view.to_move == p else "  "
         line = (
-            f"{turn}{p + 1} {name}: {view.scores[p]} points, "
-            f"{view.boxes_delivered[p]} boxes delivered"
+            f"{turn}{p + 1} {printable(name)}: {plural(view.scores[p], 'point')}, "
+            f"{plural(view.boxes_delivered[p], 'box', 'boxes')} delivered"
         )
         if not view.free:
             line += f", tray {view.tray_sizes[p]}, pile {view.pile_sizes[p]}"
@@ -108,7 +114,8 @@ def _status(view: PlayerView) -> Text:
     if view.finished:
         out.append("Game over.\n", style="bold")
     elif view.final_lap_turns is not None:
-        out.append(f"Final Lap: {view.final_lap_turns} turn(s) left.\n", style="bold yellow")
+        turns = plural(view.final_lap_turns, "turn")
+        out.append(f"Final Lap: {turns} left.\n", style="bold yellow")
     if view.history:
         out.append(f"Last move: {view.history[-1]} (ply {len(view.history) - 1})\n")
     return out

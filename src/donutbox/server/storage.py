@@ -423,9 +423,11 @@ class Store:
                 pause *= 2
         raise AssertionError("unreachable")
 
-    def list(self, limit: int = 100, exclude_mode: str | None = None) -> list[StoredGame]:
-        """The most recently updated games; damaged rows are quarantined and
-        left out."""
+    def list(
+        self, limit: int = 100, exclude_mode: str | None = None, owner: str | None = None
+    ) -> list[StoredGame]:
+        """The most recently updated games (of ``owner``, a digest kept in
+        the options, when given); damaged rows are quarantined and left out."""
         out = []
         damaged: list[CorruptGame] = []
         try:
@@ -433,6 +435,8 @@ class Store:
                 query = select(GameRow)
                 if exclude_mode is not None:
                     query = query.where(GameRow.mode != exclude_mode)
+                if owner is not None:  # a hex digest, kept in options (server/routes_local.py)
+                    query = query.where(GameRow.options.contains(f'"owner": "{owner}"'))
                 rows = db.scalars(query.order_by(GameRow.updated.desc()).limit(limit))
                 for r in rows:
                     if r.id in self.quarantined:
