@@ -47,7 +47,7 @@ async def refuse(ws: WebSocket, code: int) -> None:
 async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
     """One online reader's socket, from accept to close."""
     try:
-        s = hub.session(game_id)
+        s = await hub.load(game_id)
     except NoSuchGame:
         await refuse(ws, CLOSE_NO_GAME)
         return
