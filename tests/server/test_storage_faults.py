@@ -174,6 +174,43 @@ def test_an_ai_seat_whose_save_fails_is_reported_and_moves_later(
             assert after["state"]["version"] == 2
 
 
+def test_a_timed_out_players_stand_in_whose_save_fails_is_reported_and_moves_later(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a clock that runs out: the server's AI moves for the
+    player out of time.  Before, its save failing on a locked file killed
+    the clock's task ("Task exception was never retrieved") and the game
+    waited for a move nobody would make.  Now every reader gets the
+    one-line error, and once the lock is gone the stand-in moves."""
+    monkeypatch.setattr(storage, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(storage, "SAVE_PAUSE", 0.01)
+    monkeypatch.setattr(ai_runner, "AI_RETRY", 0.3)
+    with TestClient(create_app(_url(path), inline_ai=True)) as c:
+        made = c.post(
+            "/api/online",
+            json={"seats": [{"name": "Ann"}, {"name": "Bob"}], "clock": {"minutes": 0.02}},
+        ).json()
+        locker = Locker(path)
+        url = f"/api/online/{made['id']}/ws"
+        with c.websocket_connect(url) as a, c.websocket_connect(url) as b:
+            a.send_json({"type": "hello", "token": made["seats"][0]["token"]})
+            _wait_for(a, lambda m: m["type"] == "state")
+            b.send_json({"type": "hello", "token": made["seats"][1]["token"]})
+            state = _wait_for(b, lambda m: m["type"] == "state")["state"]
+            assert state["version"] == 0 and state["clock"]["running"] == 0
+            locker.lock()  # Ann's 1.2 s run out while the file is locked
+            try:
+                error = _wait_for(b, lambda m: m["type"] == "error")
+                assert _one_line(error["reason"]).startswith("storage: could not save the move")
+            finally:
+                locker.unlock()
+                locker.close()
+            after = _wait_for(b, lambda m: m["type"] == "state" and m["state"]["version"] >= 1)
+            assert after["state"]["version"] == 1
+            assert after["state"]["clock"]["flagged"][0] is True
+            assert after["state"]["to_move"] == 1
+
+
 # -- point 11: one bad row does not stop start-up --------------------------------------------
 
 
