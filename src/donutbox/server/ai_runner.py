@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ai import agent_info
 from .session import choose_ai_move
+from .storage import StorageError
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -223,6 +224,10 @@ class AIWork:
         return {"searches": self.searches.stats(), "quick": self.quick.stats()}
 
 
+#: Seconds before an AI seat whose move could not be saved tries again.
+AI_RETRY = 2.0
+
+
 class AISeats:
     """Lets an AI seat move whenever it is its turn."""
 
@@ -241,6 +246,15 @@ class AISeats:
     async def _run(self, game_id: str) -> None:
         try:
             await self._play(game_id)
+        except StorageError as err:
+            # The move was not saved (the store retried): tell the readers
+            # and think again shortly; the game is never left "thinking".
+            from .fanout import encode
+
+            text = encode({"type": "error", "reason": err.reason})
+            for c in list(self.hub.fanout.of(game_id)):
+                c.put_text(text)
+            asyncio.get_running_loop().call_later(AI_RETRY, self.kick, game_id)
         finally:
             self.thinking.discard(game_id)
 
