@@ -111,6 +111,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if _shared_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(rel_path))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Longest first, so that no worker starts a long test near the end
+        # while the other has nothing left (with --no-loadscope-reorder,
+        # xdist hands out work in this order).  Stable: a module's tests keep
+        # their order.
+        items.sort(key=_cost_rank)
+
+
+def _cost_rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("browser"):
+        return 0
+    if item.get_closest_marker("xdist_group"):
+        return 1
+    if item.get_closest_marker("slow"):
+        return 2
+    return 3
 
 
 # -------------------------------------------------------------- hypothesis
@@ -213,9 +229,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # A run that found no test file at all still exits 5.
     if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
         return
+    option = session.config.option
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     stats = getattr(reporter, "stats", {}) if reporter is not None else {}
-    if stats.get("deselected") or stats.get("skipped"):
+    # (Under xdist the controller hears of no deselection: the workers
+    # deselect; so a -m/-k/--deselect given counts as "left out on purpose".)
+    chosen = getattr(option, "markexpr", "") or getattr(option, "keyword", "")
+    if (
+        stats.get("deselected")
+        or stats.get("skipped")
+        or chosen
+        or getattr(option, "deselect", None)
+    ):
         session.exitstatus = pytest.ExitCode.OK
 
 
