@@ -111,12 +111,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if _shared_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(rel_path))
+    if any(item.get_closest_marker("browser") for item in items):
+        _patient_browser_assertions()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # Longest first, so that no worker starts a long test near the end
         # while the other has nothing left (with --no-loadscope-reorder,
         # xdist hands out work in this order).  Stable: a module's tests keep
         # their order.
         items.sort(key=_cost_rank)
+
+
+#: How long a browser assertion waits for its condition (ms).  Playwright's
+#: default, 5 s, is too short on a busy machine running tests in parallel;
+#: the browser tests wait on conditions, never fixed sleeps, so a longer
+#: limit costs nothing when all is well.
+BROWSER_WAIT_MS = 30_000
+
+
+def _patient_browser_assertions() -> None:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:
+        return
+    expect.set_options(timeout=BROWSER_WAIT_MS)
 
 
 def _cost_rank(item: pytest.Item) -> int:
