@@ -29,7 +29,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -160,10 +160,13 @@ def _hypothesis_profiles() -> None:
         "print_blob": True,
     }
     settings.register_profile("donutbox", **common)
+    # On a CI server (CI set): the same examples every run, no example file.
+    settings.register_profile("donutbox-ci", derandomize=True, database=None, **common)
     # A deep run: DONUTBOX_HYPOTHESIS_PROFILE=deep (the modules' own
     # max_examples win where they set one; DONUTBOX_TEST_SCALE scales those).
     settings.register_profile("deep", max_examples=1000, **common)
-    settings.load_profile(os.environ.get("DONUTBOX_HYPOTHESIS_PROFILE", "donutbox"))
+    default = "donutbox-ci" if os.environ.get("CI") else "donutbox"
+    settings.load_profile(os.environ.get("DONUTBOX_HYPOTHESIS_PROFILE", default))
 
 
 _hypothesis_profiles()
@@ -322,11 +325,14 @@ class Cli:
             proc.stderr.decode("utf-8", "replace"),
         )
 
-    def many(self, jobs: Iterable[Job], threads: int = 4) -> list[subprocess.CompletedProcess[str]]:
-        """Run ``jobs`` a few at a time (each is a fresh interpreter);
-        results in the order of ``jobs``."""
+    def many(
+        self, jobs: Iterable[Job | Sequence[str]], threads: int = 4
+    ) -> list[subprocess.CompletedProcess[str]]:
+        """Run ``jobs`` (each a Job or just its arguments) a few at a time
+        (each is a fresh interpreter); results in the order of ``jobs``."""
+        todo = [j if isinstance(j, Job) else Job(tuple(j)) for j in jobs]
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            return list(pool.map(self.job, jobs))
+            return list(pool.map(self.job, todo))
 
 
 @pytest.fixture(scope="session")
