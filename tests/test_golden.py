@@ -1,4 +1,4 @@
-"""Golden records through the real command line (RULES.md section 9).
+"""Golden records through the real command line (docs/spec.md, "Game records and notation").
 
 Every record in ``tests/data`` and in the shared ``spec/examples`` is replayed
 with ``donutbox replay X --json`` and listed with ``donutbox moves X --json``
