@@ -41,7 +41,7 @@ contrived one-direction play can exceed it, which is then flagged).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
@@ -305,8 +305,83 @@ class PlacesCodec:
             out[self.overflow_action] = first_lost
         return out, lost
 
+    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
+        """The legal actions of the player to move, straight from the open
+        places and the matching rule (the same rule ``Game.legal_moves``
+        applies; a test checks they agree move for move), and how many legal
+        moves lie beyond the bounds.  Built as a mask with numpy; moves are
+        decoded only when asked for."""
+        match = game.rules.match_rule
+        counter = game.counter
+        places = counter.places
+        me = game.to_move
+        assert me is not None
+        tray = turn.tray
+        faces: list[tuple[int, str]] = []
+        seen: set[str] = set()
+        for i, face in enumerate(tray[:TRAY_SLOTS]):
+            if face not in seen:
+                seen.add(face)
+                faces.append((i, face))
+        memo = _FITBITS.setdefault(match, {})
+        n = len(turn.places)
+        bits = np.zeros((self.places, TRAY_SLOTS), dtype=np.int64)
+        placed = False
+        if n and faces:
+            shape = tuple(f for _, f in faces)
+            slots = [i for i, _ in faces]
+            rows = []
+            for p in turn.places:
+                key = places[p] & 0xFFFF
+                v = memo.get((shape, key))
+                if v is None:
+                    v = memo[(shape, key)] = tuple(
+                        sum(
+                            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+                            for rot, lock in match.fits(face, key)
+                        )
+                        for face in shape
+                    )
+                rows.append(v)
+            bits[:n, slots] = rows
+            placed = bool(bits.any())
+        mask = np.zeros(self.size, dtype=np.int8)
+        mask[: self.box_base] = ((bits[:, :, None] >> _SHIFTS) & 1).reshape(-1)
+        lost = 0
+        if turn.lost_places:
+            # open places beyond K: count (never build) their legal placements
+            for p in sorted(places)[self.places :]:
+                key = places[p] & 0xFFFF
+                for _, face in faces:
+                    lost += len(match.fits(face, key))
+            placed = placed or lost > 0
+        runs = counter.runs
+        box_index = turn.box_index
+        for rid in counter.box_ids:
+            r = runs[rid]
+            if 2 * r.held[me] >= len(r.cells):
+                b = box_index.get(r.first)
+                if b is None:
+                    lost += 1
+                else:
+                    mask[self.box_base + b] = 1
+        if not placed:
+            if game.piles[me]:
+                for i, _ in faces:
+                    mask[self.swap_base + i] = 1
+            else:
+                mask[self.pass_action] = 1
+        if lost and not mask.any():
+            mask[self.overflow_action] = 1
+        return LegalActions(self, turn, game, mask), lost
+
     def mask(self, legal: Iterable[int], out: np.ndarray | None = None) -> np.ndarray:
         """An int8 mask of length ``size`` (written into ``out`` if given)."""
+        if isinstance(legal, LegalActions):
+            if out is None:
+                return legal.mask.copy()
+            out[:] = legal.mask
+            return out
         if out is None:
             out = np.zeros(self.size, dtype=np.int8)
         else:
@@ -315,6 +390,59 @@ class PlacesCodec:
         if idx:
             out[idx] = 1
         return out
+
+
+#: Per matching rule, (distinct tray faces, requirement) -> per face the
+#: fitting (rotation, lock) choices as a 16-bit set (bit ``rot_index * 4 + lock``).
+_FITBITS: Final[dict[object, dict[tuple[tuple[str, ...], int], tuple[int, ...]]]] = {}
+_SHIFTS: Final = np.arange(CHOICES, dtype=np.int64)
+
+
+class LegalActions(Mapping[int, Move]):
+    """The legal actions of one turn as a read-only ``action -> Move``
+    mapping over its mask; a move is decoded only when looked up."""
+
+    __slots__ = ("_actions", "_codec", "_game", "_turn", "mask")
+
+    def __init__(self, codec: PlacesCodec, turn: Turn, game: Game, mask: np.ndarray) -> None:
+        self._codec = codec
+        self._turn = turn
+        self._game = game
+        self.mask = mask  # int8, read-only by convention: copy before changing
+        self._actions: list[int] | None = None
+
+    def __getitem__(self, action: int) -> Move:
+        if action not in self:
+            raise KeyError(action)
+        if action == self._codec.overflow_action:
+            return _first_lost(self._game, self._turn, self._codec)
+        return self._codec.decode(action, self._turn)
+
+    def __contains__(self, action: object) -> bool:
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            return False
+        return 0 <= int(action) < len(self.mask) and bool(self.mask[int(action)])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.actions())
+
+    def __len__(self) -> int:
+        return len(self.actions())
+
+    def actions(self) -> list[int]:
+        """The legal action indices, in increasing order."""
+        if self._actions is None:
+            self._actions = np.flatnonzero(self.mask).tolist()
+        return self._actions
+
+
+def _first_lost(game: Game, turn: Turn, codec: PlacesCodec) -> Move:
+    for move in game.legal_moves():
+        try:
+            codec.encode(move, turn)
+        except ValueError:
+            return move
+    raise KeyError(codec.overflow_action)
 
 
 def _slot(face: str, tray: Sequence[str]) -> int:
@@ -443,24 +571,33 @@ class CentredEncoder:
     def origin(self, counter: Counter) -> tuple[int, int, int]:
         """The window's NW cell (x0, y0) and how many occupied cells fall
         outside it (0 unless the play spreads wider than the board)."""
+        return self._origin(counter)[:3]
+
+    def _origin(
+        self, counter: Counter
+    ) -> tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         cells = counter.cells
-        if not cells:
-            return -(self.layout.board // 2), -(self.layout.board // 2), 0
-        rows = [c // STRIDE for c in cells]
-        cols = [c % STRIDE for c in cells]
-        r0, r1, c0, c1 = min(rows), max(rows), min(cols), max(cols)
         w = self.layout.board
+        if not cells:
+            return -(w // 2), -(w // 2), 0, None, None, None
+        count = len(cells)
+        c = np.fromiter(cells.keys(), dtype=np.int64, count=count)
+        codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
+        rows = c >> 22  # STRIDE = 1 << 22
+        cols = c & (STRIDE - 1)
+        r0, r1 = int(rows.min()), int(rows.max())
+        c0, c1 = int(cols.min()), int(cols.max())
         # centre, on even coordinates so that Squared Away's grid stays put
         y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
         x0 = ((c0 + c1 + 1) // 2 - w // 2) & ~1
+        rows -= y0
+        cols -= x0
         lost = 0
         if r1 - r0 >= w - 1 or c1 - c0 >= w - 1:
-            lost = sum(
-                1
-                for r, c in zip(rows, cols, strict=True)
-                if not (y0 <= r < y0 + w and x0 <= c < x0 + w)
-            )
-        return x0 - OFFSET, y0 - OFFSET, lost
+            inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
+            lost = int(count - inside.sum())
+            rows, cols, codes = rows[inside], cols[inside], codes[inside]
+        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes
 
     def encode(
         self, view: PlayerView, turn: Turn | None = None, private: bool = True
@@ -493,70 +630,60 @@ class CentredEncoder:
         n = layout.players
         w = layout.board
         board = obs[layout.slices["board"]].reshape(layout.board_shape)
-        x0, y0, lost = self.origin(counter)
+        x0, y0, lost, rows, cols, codes = self._origin(counter)
         offr = y0 + OFFSET
         offc = x0 + OFFSET
-        cells = counter.cells
-        if cells:
-            count = len(cells)
-            c = np.fromiter(cells.keys(), dtype=np.int64, count=count)
-            codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
-            rows = c // STRIDE - offr
-            cols = c % STRIDE - offc
-            if lost:
-                inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
-                rows, cols, codes = rows[inside], cols[inside], codes[inside]
+        if rows is not None and cols is not None and codes is not None:
             board[codes & FLAVOUR_BITS, rows, cols] = 1.0
             board[4, rows, cols] = (codes & ROLL_BIT) != 0
             board[5, rows, cols] = (codes & DELIVERED_BIT) != 0
             owner = (codes >> OWNER_SHIFT) - 1
             board[np.where(owner < 0, 6, 7 + (owner - me) % n), rows, cols] = 1.0
         runs = counter.runs
-        for rid in counter.box_ids:
-            for cc in runs[rid].cells:
-                r, k = cc // STRIDE - offr, cc % STRIDE - offc
-                if 0 <= r < w and 0 <= k < w:
-                    board[7 + n, r, k] = 1.0
-        places = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)
-        open_plane = board[8 + n]
-        reqs = counter.places
-        for i, p in enumerate(turn.places):
-            r, k = p // STRIDE - offr, p % STRIDE - offc
-            row = places[i]
-            row[0] = 1.0
-            if 0 <= r < w and 0 <= k < w:
-                open_plane[r, k] = 1.0
-            row[1] = r / w
-            row[2] = k / w
-            key = reqs[p] & 0xFFFF
-            for bit in range(16):
-                if key >> bit & 1:
-                    row[3 + bit] = 1.0
-        boxes = obs[layout.slices["boxes"]].reshape(layout.boxes, box_features(n))
+        if counter.box_ids:
+            boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
+            bc = np.array(boxed, dtype=np.int64)
+            br = (bc >> 22) - offr
+            bk = (bc & (STRIDE - 1)) - offc
+            ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
+            board[7 + n, br[ok], bk[ok]] = 1.0
+        if turn.places:
+            places = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)
+            count = len(turn.places)
+            pc = np.array(turn.places, dtype=np.int64)
+            pr = (pc >> 22) - offr
+            pk = (pc & (STRIDE - 1)) - offc
+            reqs = counter.places
+            keys = np.fromiter((reqs[p] & 0xFFFF for p in turn.places), np.int64, count)
+            places[:count, 0] = 1.0
+            places[:count, 1] = pr / w
+            places[:count, 2] = pk / w
+            places[:count, 3:] = _BITS[keys]
+            ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
+            board[8 + n, pr[ok], pk[ok]] = 1.0
         if turn.boxes:
+            boxes = obs[layout.slices["boxes"]].reshape(layout.boxes, box_features(n))
             run_of = counter.run_of
-            for i, first in enumerate(turn.boxes):
+            table = []
+            for first in turn.boxes:
                 run = runs[run_of[first]]
-                row = boxes[i]
-                row[0] = 1.0
-                row[1] = (first // STRIDE - offr) / w
-                row[2] = (first % STRIDE - offc) / w
-                row[3] = len(run.cells) / 10
-                row[4] = 1.0 if run.rolls else 0.0
-                for k in range(n):
-                    row[5 + k] = run.held[(me + k) % n] / 10
+                held = run.held
+                table.append(
+                    (
+                        1.0,
+                        ((first >> 22) - offr) / w,
+                        ((first & (STRIDE - 1)) - offc) / w,
+                        len(run.cells) / 10,
+                        1.0 if run.rolls else 0.0,
+                        *[held[(me + k) % n] / 10 for k in range(n)],
+                    )
+                )
+            boxes[: len(table)] = table
         return lost
 
 
-__all__ = [
-    "DEFAULT_BOARD",
-    "DEFAULT_BOXES",
-    "DEFAULT_PLACES",
-    "CentredEncoder",
-    "CentredLayout",
-    "PlacesCodec",
-    "Turn",
-]
+#: The 16 requirement bits of every requirement key, as float rows.
+_BITS: Final = ((np.arange(1 << 16)[:, None] >> np.arange(16)) & 1).astype(np.float32)
 
 
 # -- what the environments use ---------------------------------------------------
@@ -602,7 +729,7 @@ class Encoder:
         self.actions = self.codec.size
         self._key: tuple[int, int, int] | None = None
         self._turn: Turn | None = None
-        self._legal: dict[int, Move] = {}
+        self._legal: Mapping[int, Move] = {}
         self._lost = 0
 
     def _refresh(self, game: Game) -> None:
@@ -617,19 +744,19 @@ class Encoder:
             self._lost = 0
             return
         tray = game.trays[to_move]
-        moves = game.legal_moves()
         if isinstance(self.codec, PlacesCodec):
             turn = self.codec.turn(game.counter, tray)
             self._turn = turn
-            self._legal, self._lost = self.codec.legal(moves, turn)
+            self._legal, self._lost = self.codec.legal_actions(game, turn)
         else:
+            moves = game.legal_moves()
             self._turn = None
             self._legal = self.codec.legal(moves, tray)
             self._lost = len(moves) - len(self._legal)
             if self.codec.outside_action in self._legal:
                 self._lost += 1
 
-    def legal(self, game: Game) -> dict[int, Move]:
+    def legal(self, game: Game) -> Mapping[int, Move]:
         """The player to move's legal actions (cached per turn)."""
         self._refresh(game)
         return self._legal
@@ -681,3 +808,40 @@ class Encoder:
 
     def describe(self, action: int) -> str:
         return self.codec.describe(action)
+
+    def encode(self, game: Game, move: Move | str) -> int:
+        """The action index of a move of the player to move (ValueError if
+        the encoding cannot name it)."""
+        if isinstance(move, str):
+            move = Move.parse(move)
+        to_move = game.to_move
+        if to_move is None:
+            raise ValueError("the game is over")
+        if isinstance(self.codec, PlacesCodec):
+            turn = self.turn(game)
+            assert turn is not None
+            return self.codec.encode(move, turn)
+        return self.codec.encode(move, game.trays[to_move])
+
+    def decode(self, game: Game, action: int) -> Move:
+        """The move an action index stands for now (ValueError if none)."""
+        to_move = game.to_move
+        if to_move is None:
+            raise ValueError("the game is over")
+        if isinstance(self.codec, PlacesCodec):
+            turn = self.turn(game)
+            assert turn is not None
+            return self.codec.decode(action, turn)
+        return self.codec.decode(action, game.trays[to_move])
+
+
+def tray_only(enc: Encoder, tray: Sequence[str]) -> np.ndarray:
+    """An observation with nothing but a tray (during the OpenSpiel deal)."""
+    if enc.name != "places":
+        return enc.window_encoder.encode_tray_only(tray)
+    layout = enc.centred.layout
+    obs = np.zeros(layout.size, dtype=np.float32)
+    feats = obs[layout.slices["features"]]
+    fl = layout.feature_layout
+    enc.centred._features._tray(feats[fl.feature_slices["tray"]], tray)
+    return obs

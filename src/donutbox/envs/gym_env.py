@@ -108,11 +108,19 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
             raise RuntimeError("call reset() first")
         return self.game
 
+    def encode(self, move: Move | str) -> int:
+        """The action index of a move of the player to move, in this turn."""
+        return self.encoding.encode(self._game(), move)
+
+    def decode(self, action: int) -> Move:
+        """The move an action index stands for in this turn."""
+        return self.encoding.decode(self._game(), int(action))
+
     def view(self) -> PlayerView:
         """The learner's view of the game."""
         return self._game().view(self.seat)
 
-    def legal(self) -> dict[int, Move]:
+    def legal(self) -> Mapping[int, Move]:
         """The learner's legal actions as ``action -> Move`` (empty when it is
         not the learner's turn)."""
         game = self._game()

@@ -45,6 +45,7 @@ only ever receives a view.
 
 from __future__ import annotations
 
+from collections import Counter as Multiset
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -267,18 +268,20 @@ _FACE_LETTERS: dict[str, np.ndarray] = {}
 
 def _letters(*groups: Sequence[str]) -> np.ndarray:
     """C, S, H, B, R counts over the faces of ``groups`` (unknown faces count nothing)."""
-    total = np.zeros(len(LETTERS), dtype=np.float32)
+    counts: Multiset[str] = Multiset()
     for faces in groups:
-        for face in faces:
-            v = _FACE_LETTERS.get(face)
-            if v is None:
-                v = np.zeros(len(LETTERS), dtype=np.float32)
-                for ch in face:
-                    i = _LETTER.get(ch)
-                    if i is not None:
-                        v[i] += 1.0
-                _FACE_LETTERS[face] = v
-            total += v
+        counts.update(faces)
+    total = np.zeros(len(LETTERS), dtype=np.float32)
+    for face, k in counts.items():
+        v = _FACE_LETTERS.get(face)
+        if v is None:
+            v = np.zeros(len(LETTERS), dtype=np.float32)
+            for ch in face:
+                i = _LETTER.get(ch)
+                if i is not None:
+                    v[i] += 1.0
+            _FACE_LETTERS[face] = v
+        total += k * v
     return total
 
 

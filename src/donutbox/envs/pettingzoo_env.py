@@ -132,10 +132,18 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
             raise RuntimeError("call reset() first")
         return self.game
 
-    def legal(self) -> dict[int, Move]:
+    def legal(self) -> Mapping[int, Move]:
         """Legal actions of the player to move, as ``action -> Move`` (empty
         once the game is over)."""
         return self.encoding.legal(self._game())
+
+    def encode(self, move: Move | str) -> int:
+        """The action index of a move of the player to move, in this turn."""
+        return self.encoding.encode(self._game(), move)
+
+    def decode(self, action: int) -> Move:
+        """The move an action index stands for in this turn."""
+        return self.encoding.decode(self._game(), int(action))
 
     def view(self, agent: str) -> PlayerView:
         """What ``agent`` may know (for donutbox.ai agents and debugging)."""
