@@ -32,7 +32,7 @@ def aec_steps(make: Callable[[], object], steps: int) -> float:
     done = 0
     t = time.process_time()
     while done < steps:
-        for agent in env.agent_iter():  # type: ignore[attr-defined]
+        for _agent in env.agent_iter():  # type: ignore[attr-defined]
             obs, _, term, trunc, _ = env.last()  # type: ignore[attr-defined]
             action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
             env.step(action)  # type: ignore[attr-defined]

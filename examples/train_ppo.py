@@ -161,8 +161,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", default="ppo.pt")
     ap.add_argument("--log", default="")
     ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--evaluate", default="", help="only evaluate these weights (a .pt file)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.evaluate:
+        net = build_net(torch)
+        net.load_state_dict(torch.load(args.evaluate, map_location="cpu", weights_only=True))
+        out: dict[str, Any] = {}
+        cpu = time.process_time()
+        for name in ("random", "greedy"):
+            out[f"eval_{name}"] = evaluate(net, name, args.eval_deals)
+            print(name, out[f"eval_{name}"], flush=True)
+        print(f"evaluation CPU seconds: {time.process_time() - cpu:.1f}", flush=True)
+        return out
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     rng = random.Random(args.seed)
