@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--log", default="")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--evaluate", default="", help="only evaluate these weights (a .pt file)")
+    ap.add_argument("--against", default="random,greedy", help="opponents to evaluate against")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.evaluate:
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         net.load_state_dict(torch.load(args.evaluate, map_location="cpu", weights_only=True))
         out: dict[str, Any] = {}
         cpu = time.process_time()
-        for name in ("random", "greedy"):
+        for name in args.against.split(","):
             out[f"eval_{name}"] = evaluate(net, name, args.eval_deals)
             print(name, out[f"eval_{name}"], flush=True)
         print(f"evaluation CPU seconds: {time.process_time() - cpu:.1f}", flush=True)

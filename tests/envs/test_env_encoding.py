@@ -85,7 +85,8 @@ def test_index_formula_by_hand() -> None:
     # (0,-2) north, (-2,0) west, (2,0) east, (0,2) south.
     assert turn.places == [cell(0, -2), cell(-2, 0), cell(2, 0), cell(0, 2)]
     assert codec.places == 128 and codec.box_base == 128 * 64
-    assert codec.size == 128 * 64 + 64 + 4 + 1 + 1
+    assert codec.boxes == 80  # 4 * 60 donuts / 3: a proven bound
+    assert codec.size == 128 * 64 + 80 + 4 + 1 + 1
     # Tray HHBC CHSB CSBH RCSH.  RCSH@2,0/270=B: place 2 (east), slot 3,
     # rotation index 3, lock B (index 3): 2*64 + 3*16 + 3*4 + 3 = 191.
     assert game.trays[0] == ["HHBC", "CHSB", "CSBH", "RCSH"]

@@ -23,19 +23,23 @@ from the counter only).  Indices, in order:
    every one of them lies beyond the ``K``/``B`` bounds; it plays the first
    of them.  It never happened in any measured game (docs/research.md).
 
-``K`` and ``B`` default to bounds well above the most ever measured, also in
+``K`` defaults to bounds well above the most ever measured, also in
 adversarial play that always extends the counter in one direction
-(``DEFAULT_PLACES``); a position beyond them sets ``overflow`` in the
-environments' ``info`` and warns once, instead of hiding it.
+(``DEFAULT_PLACES``); ``B`` to a proven bound (``default_boxes``).  A
+position beyond them sets ``overflow`` in the environments' ``info`` and
+warns once, instead of hiding it.
 
 **Observation.**  ``planes x W x W`` board cells centred on the bounding box
 of the occupied cells (so the play can drift anywhere: only the spread
 matters), then a candidate block (what each place/box index means), then the
-features of ``observation.py``.  A card adds at most 2 cells to the spread in
-any direction, so a 2-player game never spreads over more than
-``2 + 2 * 59 = 120`` cells and ``W = 128`` is a proven bound for it; 3 and 4
-players use ``W = 128`` too (random play spreads over about 40 cells; only
-contrived one-direction play can exceed it, which is then flagged).
+features of ``observation.py``.  A card must touch a donut already down, so
+it widens (or heightens) the occupied area by at most 2 cells; a 2-player
+game has at most 51 placements (``length.py``), so it never spreads over
+more than ``2 + 2 * 51 = 104`` cells, and the centred ``W = 128`` board
+(centre rounded to even cells) holds every card and every open place of
+every 2-player game: a proven bound.  3 and 4 players use ``W = 128`` too:
+random play spreads over at most ~45 cells, but one-direction play can
+exceed it (flagged in ``info``).
 """
 
 from __future__ import annotations
@@ -72,8 +76,11 @@ DEFAULT_PLACES: Final = {
     (True, 3): 384,
     (True, 4): 512,
 }
-#: Default ``B`` (candidate boxes); the most measured open at once is 32.
-DEFAULT_BOXES: Final = 64
+def default_boxes(players: int) -> int:
+    """Default ``B``: a proven bound.  Open boxes are disjoint runs of 3 or
+    more donuts, and a game never has more than ``4 * 30 * players`` donuts
+    on the counter, so at most ``40 * players`` boxes are open at once."""
+    return 4 * GAME_INFO.deck_size * players // 3
 #: Default board width of the centred observation (cells).
 DEFAULT_BOARD: Final = 128
 
@@ -117,14 +124,14 @@ class PlacesCodec:
     rules: Rules = field(default_factory=Rules)
     players: int = 2
     max_places: int | None = None
-    max_boxes: int = DEFAULT_BOXES
+    max_boxes: int | None = None
 
     def __post_init__(self) -> None:
         k = self.max_places
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"max_places must be a positive integer, not {k!r}")
         b = self.max_boxes
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+        if b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
             raise ValueError(f"max_boxes must be a positive integer, not {b!r}")
 
     @cached_property
@@ -135,12 +142,17 @@ class PlacesCodec:
         return DEFAULT_PLACES[(not self.rules.squared, self.players)]
 
     @cached_property
+    def boxes(self) -> int:
+        """``B``: how many candidate boxes the actions can name."""
+        return default_boxes(self.players) if self.max_boxes is None else self.max_boxes
+
+    @cached_property
     def box_base(self) -> int:
         return CHANNELS * self.places
 
     @cached_property
     def swap_base(self) -> int:
-        return self.box_base + self.max_boxes
+        return self.box_base + self.boxes
 
     @cached_property
     def pass_action(self) -> int:
@@ -165,9 +177,9 @@ class PlacesCodec:
             places = places[:k]
         runs = counter.runs
         boxes = sorted(runs[rid].first for rid in counter.box_ids)
-        lost_b = max(0, len(boxes) - self.max_boxes)
+        lost_b = max(0, len(boxes) - self.boxes)
         if lost_b:
-            boxes = boxes[: self.max_boxes]
+            boxes = boxes[: self.boxes]
         return Turn(
             places,
             {p: i for i, p in enumerate(places)},
@@ -563,7 +575,7 @@ class CentredEncoder:
         if isinstance(board, bool) or not isinstance(board, int) or board < 8 or board % 2:
             raise ValueError(f"board must be an even integer of at least 8, not {board!r}")
         self.codec = codec
-        self.layout = CentredLayout(players, board, codec.places, codec.max_boxes)
+        self.layout = CentredLayout(players, board, codec.places, codec.boxes)
         from .observation import ObservationEncoder
 
         self._features = ObservationEncoder(players, 0)
@@ -593,7 +605,7 @@ class CentredEncoder:
         rows -= y0
         cols -= x0
         lost = 0
-        if r1 - r0 >= w - 1 or c1 - c0 >= w - 1:
+        if r1 - r0 >= w - 8 or c1 - c0 >= w - 8:  # near the edge: count exactly
             inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
             lost = int(count - inside.sum())
             rows, cols, codes = rows[inside], cols[inside], codes[inside]
@@ -703,7 +715,7 @@ class Encoder:
         encoding: str = "places",
         window: int | None = None,
         max_places: int | None = None,
-        max_boxes: int = DEFAULT_BOXES,
+        max_boxes: int | None = None,
     ) -> None:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be places or window, not {encoding!r}")
