@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                 rows.append(row)
                 print(
                     f"{rules.key()} {players} {mode} {games} | {most['places']} ({k_bound}) | "
-                    f"{most['boxes']} ({default_boxes(players)}) | {most['spread']} ({DEFAULT_BOARD}) | "
+                    f"{most['boxes']} ({default_boxes(players)}) | "
+                    f"{most['spread']} ({DEFAULT_BOARD}) | "
                     f"{most['legal']} | {most['length']}",
                     flush=True,
                 )

@@ -76,11 +76,15 @@ DEFAULT_PLACES: Final = {
     (True, 3): 384,
     (True, 4): 512,
 }
+
+
 def default_boxes(players: int) -> int:
     """Default ``B``: a proven bound.  Open boxes are disjoint runs of 3 or
     more donuts, and a game never has more than ``4 * 30 * players`` donuts
     on the counter, so at most ``40 * players`` boxes are open at once."""
     return 4 * GAME_INFO.deck_size * players // 3
+
+
 #: Default board width of the centred observation (cells).
 DEFAULT_BOARD: Final = 128
 
