@@ -10,7 +10,6 @@ import donutbox
 from donutbox.ai import make_agent
 from donutbox.ai.evaluate import expected_scores, margin
 from donutbox.ai.fasteval import box_margin, fast_margin, fast_scores
-from donutbox.core.game import box_moves
 from donutbox.core.worlds import sample_world
 
 
@@ -49,7 +48,7 @@ def test_box_margin_equals_playing_the_box_it(rules: donutbox.Rules) -> None:
                 continue
             me = game.to_move
             assert me is not None
-            for box in box_moves(game.counter, me):
+            for box in game.box_moves():
                 after = game.copy()
                 after.play(box)
                 assert box_margin(game, box, me) == margin(after, me)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import donutbox
-from donutbox.core.record import replay
+from donutbox.core.record import replay_partial as replay
 
 
 def free(start: str, *moves: str, **rules: object) -> donutbox.Game:
@@ -152,3 +152,61 @@ def test_record_errors_are_not_illegal_moves() -> None:
         donutbox.Game.from_record(bad)
     assert not isinstance(info.value, donutbox.IllegalMove)
     assert "x" in str(info.value)
+
+
+# -- the core raises only its own errors --------------------------------------------
+
+
+def test_the_core_raises_only_donutbox_errors() -> None:
+    import ast
+    from pathlib import Path
+
+    import donutbox.core as core
+
+    allowed = {
+        name
+        for name in dir(core.errors)
+        if isinstance(getattr(core.errors, name), type)
+        and issubclass(getattr(core.errors, name), core.DonutboxError)
+    }
+    allowed.add("NotImplementedError")  # abstract methods of the rule policies
+    for path in Path(core.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                name = exc.id if isinstance(exc, ast.Name) else ast.unparse(exc)
+                assert name in allowed, f"{path.name}:{node.lineno} raises {name}"
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: donutbox.Game.new(players=5), "2 to 4 players"),
+        (lambda: donutbox.Game.new(players=True), "players"),
+        (lambda: donutbox.Game.new(players=["a", 3]), "names must be strings"),
+        (lambda: donutbox.Game.new(seed=-1), "seed"),
+        (lambda: donutbox.Game.new(seed=1 << 64), "seed"),
+        (lambda: donutbox.Game.deal([["CCSS"] * 6]), "2 to 4 players"),
+        (lambda: donutbox.Game.deal([["CCSS"] * 5, ["CCSS"] * 5]), "deck 0 has 5 cards"),
+        (lambda: donutbox.Game.new(seed=1).view(2), "no player 2"),
+        (lambda: donutbox.core.perft(donutbox.Game.new(seed=1), -1), "depth"),
+        (lambda: donutbox.core.divide(donutbox.Game.new(seed=1), 0), "depth"),
+        (lambda: donutbox.core.perft(free("CCSS"), 1), "free game"),
+    ],
+)
+def test_bad_arguments_raise_an_input_error_naming_them(call: object, words: str) -> None:
+    with pytest.raises(donutbox.core.InputError) as info:
+        call()  # type: ignore[operator]
+    assert words in str(info.value) and "\n" not in str(info.value)
+    assert isinstance(info.value, donutbox.DonutboxError) and isinstance(info.value, ValueError)
+
+
+def test_sampling_a_move_of_a_finished_game_is_an_illegal_move() -> None:
+    import random
+
+    from donutbox.core.sampling import sample_move
+
+    game = free("CCSS")
+    game.end()
+    with pytest.raises(donutbox.IllegalMove, match="the game is over"):
+        sample_move(game, random.Random(1))

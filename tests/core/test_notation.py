@@ -1,4 +1,4 @@
-"""RULES.md section 9, move notation: parse/format round trip and rejects."""
+"""docs/spec.md, 'Game records and notation', move notation: parse/format round trip and rejects."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ MALFORMED = [
     "CCSS@2,0/0\n",
     "CCSS@2,0/0 ",
     "CCSS@2,0/0;pass",
-    # RULES.md is silent on these; the project's notation page (docs/notation.md)
+    # docs/spec.md is silent on these; the project's notation page (docs/notation.md)
     # settles them: no leading zeros, no "-0".
     "CCSS@02,0/0",
     "CCSS@2,-0/0",

@@ -4,7 +4,7 @@
 perft counts made by ``tests/reference/perft_gen.py`` with the naive engine
 only; ``donutbox.core.perft`` must give the same counts, and the same count
 under every first move at the top depth.  A few small positions are counted by
-hand from RULES.md as well.
+hand from docs/spec.md as well.
 """
 
 from __future__ import annotations
@@ -108,12 +108,12 @@ ONE_GOOD = {"match": "one-good-match", "layout": "squared-away", "closers": Fals
 PERFECT = {"match": "perfect-match", "layout": "squared-away", "closers": False}
 SPLITZKIES = {"match": "one-good-match", "layout": "splitzkies", "closers": False}
 
-# Worked out from RULES.md (cells (x, y); the start card covers (0,0)-(1,1)):
+# Worked out from docs/spec.md (cells (x, y); the start card covers (0,0)-(1,1)):
 #
 # Depth 1 (A).  Squared Away: the places touching the start card edge to edge
 # are (2,0), (-2,0), (0,2), (0,-2) (the diagonal ones touch at a corner only).
 # A's tray holds one distinct face, CCCC, which agrees with the C's at every
-# place in all 4 rotations (notation lists each rotation: section 9), and the
+# place in all 4 rotations (notation lists each rotation: 'Game records and notation'), and the
 # start card's run holds no donut of A's, so A cannot box it: 4 x 4 = 16,
 # under either matching rule.
 #
@@ -126,7 +126,7 @@ SPLITZKIES = {"match": "one-good-match", "layout": "splitzkies", "closers": Fals
 # box-it.  Depth 2 = 16 x 18 = 288, or 16 x 6 = 96.
 #
 # Depth 3.  A's placement drew A's last pile card, which starts the Final Lap
-# (section 8): B's turn is the last, and the game is over after it, so there
+# ('The end'): B's turn is the last, and the game is over after it, so there
 # is no third move: 0.
 #
 # Splitzkies, depth 1: a card at (x, y) covers x..x+1, y..y+1; it must not

@@ -138,7 +138,7 @@ def candidates(
 
 def expected_legal(text: str, listed: set[str]) -> bool:
     """Listed moves always carry the lock of an R face; without it a placement is
-    legal exactly when the lock has only one choice (RULES.md section 9)."""
+    legal exactly when the lock has only one choice (docs/spec.md, 'Game records and notation')."""
     if text in listed:
         return True
     m = PLACE_RE.match(text)

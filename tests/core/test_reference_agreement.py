@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import donutbox
 from donutbox.cli import main as cli_main
-from donutbox.core.record import replay as engine_replay
+from donutbox.core.record import replay_partial as engine_replay
 from donutbox.summary import replay_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

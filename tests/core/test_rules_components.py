@@ -1,4 +1,4 @@
-"""RULES.md section 1 (components) and section 3 (setup), worked by hand."""
+"""docs/spec.md, 'Components' and 'Setup', worked by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import donutbox
 
-# The table of RULES.md section 1, copied by hand.
+# The table of docs/spec.md, 'Components', copied by hand.
 HALVES = ["CCSS", "CCSS", "CCHH", "CCHH", "CCBB", "CCBB"]
 HALVES += ["SSHH", "SSHH", "SSBB", "SSBB", "HHBB", "HHBB"]
 THREES = ["CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH"]

@@ -1,4 +1,4 @@
-"""RULES.md section 6 (sealing, Coffee's For Closers, box it, frozen donuts),
+"""docs/spec.md, 'Delivery' (sealing, Coffee's For Closers, box it, frozen donuts),
 worked by hand on free games (and one dealt game for "no card is drawn")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RULES.md section 2 (geometry), worked by hand on free games."""
+"""docs/spec.md, 'Geometry', worked by hand on free games."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md section 4 (matching and the Cinnamon Roll lock), worked by hand.
+"""docs/spec.md, 'Matching' (and the Cinnamon Roll lock), worked by hand.
 
 Positions are free games.  Cells are (x, y); the start card's face is read
 NW NE SE SW, so start ``CCSS`` is (0,0) C, (1,0) C, (1,1) S, (0,1) S.  A card at

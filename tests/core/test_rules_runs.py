@@ -1,6 +1,6 @@
-"""RULES.md section 5 (runs, boxes, value, holding, majority), worked by hand.
+"""docs/spec.md, 'Runs and boxes' (runs, boxes, value, holding, majority), worked by hand.
 
-Runs are observed through end scoring of free games (section 8): every open
+Runs are observed through end scoring of free games ('The end'): every open
 box scores its full value to each majority holder, in reading order of its
 first cell.
 """

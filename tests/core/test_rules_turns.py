@@ -1,4 +1,4 @@
-"""RULES.md section 7 (a turn) and section 8 (the end), worked by hand with
+"""docs/spec.md, 'A turn' and 'The end', worked by hand with
 short hand-made decks (top card first; player 0's 5th card is the start card)."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""A slow, deliberately naive reference implementation of RULES.md (test oracle only)."""
+"""A slow, deliberately naive reference implementation of docs/spec.md (test oracle only)."""

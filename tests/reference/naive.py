@@ -1,4 +1,4 @@
-"""A naive reference implementation of the game, written straight from RULES.md.
+"""A naive reference implementation of the game, written straight from docs/spec.md.
 
 This is a test oracle.  It is deliberately slow and simple: it imports nothing
 from ``donutbox`` and shares no code with it.
@@ -34,7 +34,7 @@ SWAP_RE = re.compile(r"^swap ([A-Z]{4})$")
 
 GAME_OVER = "the game is over"
 
-# RULES.md section 1: every colour has the same 30 cards.
+# docs/spec.md, 'Components': every colour has the same 30 cards.
 STANDARD_DECK = [
     *("CCSS", "CCSS", "CCHH", "CCHH", "CCBB", "CCBB"),  # halves
     *("SSHH", "SSHH", "SSBB", "SSBB", "HHBB", "HHBB"),

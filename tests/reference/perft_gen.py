@@ -15,7 +15,7 @@ under each first move at the top depth (divide).  It imports nothing from
 
 Convention (the same as the engine's): ``perft(position, 0) == 1``; a finished
 game has no moves, so it contributes 0 at every depth of 1 or more; a move is
-an action as ``legal_moves`` lists it (RULES.md section 9), so two rotations
+an action as ``legal_moves`` lists it (docs/spec.md, 'Game records and notation'), so two rotations
 that put the same donuts down are two moves.
 
 The positions are data.  Each is a ``donutbox/1`` record with its decks: the
@@ -398,7 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         "about": "Perft counts (move sequences of each length) from donutbox/1 positions.",
         "convention": (
             "perft(position, 0) = 1; a finished game has no moves and counts 0 at depth 1 "
-            "or more; a move is an action as legal_moves lists it (RULES.md section 9); "
+            "or more; a move is an action as legal_moves lists it (docs/spec.md, "
+            "'Game records and notation'); "
             "divide.counts gives, per first move, the count of depth - 1 further moves."
         ),
         "generator": (

@@ -2,15 +2,42 @@
 
 Used by the heuristic agent (one ply) and to score MCTS playouts that are
 cut off before the end.  It reads only public information (the counter,
-scores, pile sizes), so it can be applied to a view's sampled worlds.
+scores, cards left), through the small interface ``Position`` that both a
+``Game`` (a view's sampled world) and a ``PlayerView`` provide.
 """
 
 from __future__ import annotations
 
-from ..core import Game
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..core import Counter
 
 
-def expected_scores(game: Game) -> list[float]:
+class Position(Protocol):
+    """What the evaluation reads of a position: all of it public."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def scores(self) -> Sequence[int]: ...
+    @property
+    def boxes_delivered(self) -> Sequence[int]: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def to_move(self) -> int | None: ...
+    @property
+    def final_lap_turns(self) -> int | None: ...
+    @property
+    def cards_left(self) -> int: ...
+    @property
+    def free(self) -> bool: ...
+    @property
+    def counter(self) -> Counter: ...
+
+
+def expected_scores(game: Position) -> list[float]:
     """Each player's score plus their expected share of every open box.
 
     A box goes to its majority holders at the latest at the end; how safe a
@@ -19,7 +46,7 @@ def expected_scores(game: Game) -> list[float]:
     are left.  A player holding at least half of a box can bank it with box
     it on their turn, which makes a lead held by the player to move safer.
     """
-    n = game.players
+    n = len(game.names)
     est = [float(s) for s in game.scores]
     if game.finished:
         return est
@@ -50,7 +77,7 @@ def expected_scores(game: Game) -> list[float]:
     return est
 
 
-def margin(game: Game, player: int) -> float:
+def margin(game: Position, player: int) -> float:
     """Expected score of ``player`` minus the best expected score of the others."""
     est = expected_scores(game)
     mine = est[player]

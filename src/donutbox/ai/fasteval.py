@@ -3,43 +3,40 @@
 MCTS evaluates a position at the end of every playout and for every move it
 considers when it widens the tree: thousands of times a second.  These
 functions give exactly the same numbers as ``expected_scores`` and
-``margin`` (a test compares them on many positions) but read the game's
-fields directly and specialise the common two-player case.  Games with
-more players use the general code.
+``margin`` (a test compares them on many positions) but specialise the
+common two-player case.  Games with more players use the general code.
+Like it, they read a position only through ``evaluate.Position``.
 """
 
 from __future__ import annotations
 
 from ..core import Game, Move
-from ..core.geometry import cell
-from .evaluate import expected_scores
+from .evaluate import Position, expected_scores
 
 
-def fast_scores(game: Game) -> list[float]:
+def fast_scores(game: Position) -> list[float]:
     """``expected_scores(game)``, the same values, faster for two players."""
-    names = game.names
-    if len(names) != 2:
+    if len(game.names) != 2:
         return expected_scores(game)
-    s = game._scores
-    if game._finished:
+    s = game.scores
+    to_move = game.to_move
+    if to_move is None:  # finished
         return [float(s[0]), float(s[1])]
-    return _two(game, s[0], s[1], game._to_move, None)
+    return _two(game, s[0], s[1], to_move, None)
 
 
-def _two(game: Game, s0: int, s1: int, to_move: int, skip: object) -> list[float]:
+def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[float]:
     """Two players' expected scores with banked scores ``s0``, ``s1``, ``to_move``
     to move, and the run ``skip`` (an id, or None) left out."""
     e0 = float(s0)
     e1 = float(s1)
-    lap = game._lap
+    lap = game.final_lap_turns
     if lap is not None:
         turns_left = float(lap)
     elif game.free:
         turns_left = 20.0
     else:
-        t = game.trays
-        p = game.piles
-        turns_left = max(1.0, (len(t[0]) + len(t[1]) + len(p[0]) + len(p[1])) / 2)
+        turns_left = max(1.0, game.cards_left / 2)
     m6 = min(turns_left, 6.0)
     for rid, r in game.counter.runs.items():
         if rid == skip:
@@ -79,13 +76,13 @@ def _two(game: Game, s0: int, s1: int, to_move: int, skip: object) -> list[float
     return [e0, e1]
 
 
-def fast_margin(game: Game, player: int) -> float:
+def fast_margin(game: Position, player: int) -> float:
     """``margin(game, player)``, the same value, faster for two players."""
     est = fast_scores(game)
     mine = est[player]
     others = max(e for p, e in enumerate(est) if p != player)
-    if game._finished:
-        d = game._delivered
+    if game.finished:
+        d = game.boxes_delivered
         mine += 0.01 * d[player]
         others += 0.01 * max(x for p, x in enumerate(d) if p != player)
     return mine - others
@@ -96,15 +93,16 @@ def box_margin(game: Game, box: Move, player: int) -> float:
     ``box``, without playing it: the run's points are banked, the run leaves
     the evaluation and the turn passes.  (In the Final Lap the move may end
     the game, so it is played on a copy.)"""
-    if len(game.names) != 2 or game._lap is not None:
+    if len(game.names) != 2 or game.final_lap_turns is not None:
         g = game.copy()
         g.play(box)
         return fast_margin(g, player)
     counter = game.counter
-    rid = counter.run_of[cell(box.x, box.y)]
-    points = counter.runs[rid].points
-    s = game._scores
-    s0 = s[0] + (points if player == 0 else 0)
-    s1 = s[1] + (points if player == 1 else 0)
+    rid = counter.run_id_at(box.x, box.y)
+    assert rid is not None, "box_margin needs a legal box-it"
+    r = counter.runs[rid]
+    s = game.scores
+    s0 = s[0] + (r.points if player == 0 else 0)
+    s1 = s[1] + (r.points if player == 1 else 0)
     e0, e1 = _two(game, s0, s1, 1 - player, rid)
     return e0 - e1 if player == 0 else e1 - e0

@@ -28,8 +28,7 @@ import random
 import time
 from collections.abc import Callable
 
-from ..core import Game, Move, PlayerView
-from ..core.game import box_moves
+from ..core import Game, InputError, Move, PlayerView
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
 from .base import register
@@ -89,7 +88,7 @@ class MctsAgent:
         self.margin_scale = margin_scale
         self.exploration = exploration
         if clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
+            raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
         self._now = CLOCKS[clock]
         self.last_iterations = 0
@@ -148,8 +147,7 @@ class MctsAgent:
                         legal.append(child)
             for c in legal:
                 c.avail += 1
-            log_n = math.log(node.visits + 1)
-            node = max(legal, key=lambda c: _ucb(c, log_n, rng, explore))
+            node = max(legal, key=lambda c: _ucb(c, rng, explore))
             world.play(node.move)  # type: ignore[arg-type]
         values = self._playout(world, rng)
         while node is not None:
@@ -168,7 +166,7 @@ class MctsAgent:
         best_gain = -math.inf
         # Box-its are never drawn by sample_move: offer them explicitly, or the
         # tree would never see an opponent bank a contested box.
-        for move in box_moves(world.counter, mover):
+        for move in world.box_moves():
             gain = box_margin(world, move, mover)
             if gain > best_gain:
                 best, best_gain = move, gain
@@ -186,9 +184,7 @@ class MctsAgent:
         for _ in range(self.playout_depth):
             if world.finished:
                 break
-            mover = world.to_move
-            assert mover is not None
-            boxes = box_moves(world.counter, mover) if rng.random() < BOX_RATE else None
+            boxes = world.box_moves() if rng.random() < BOX_RATE else None
             world.play(boxes[rng.randrange(len(boxes))] if boxes else sample_move(world, rng))
         est = fast_scores(world)
         n = len(est)
@@ -204,7 +200,10 @@ def _squash(margin: float, scale: float) -> float:
     return 1.0 / (1.0 + math.exp(-margin / scale))
 
 
-def _ucb(c: Node, log_parent: float, rng: random.Random, explore: float) -> float:
+def _ucb(c: Node, rng: random.Random, explore: float) -> float:
+    """Mean value plus exploration by availability: a child counts the
+    iterations in which its move was legal (``avail``), not its parent's
+    visits (single-observer ISMCTS)."""
     if c.visits == 0:
         return 1e9 + rng.random()
     return c.total / c.visits + explore * math.sqrt(math.log(c.avail + 1) / c.visits)

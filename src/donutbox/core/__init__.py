@@ -3,13 +3,14 @@
 from .cards import FLAVOUR_NAMES, FLAVOURS, ROLL, STANDARD_DECK, check_face, rotate
 from .counter import Counter, Donut, Run
 from .errors import DonutboxError, IllegalMove, InputError, NotationError, RecordError
-from .game import Delivery, Game
+from .game import Game
 from .moves import Move
 from .perft import divide, perft
 from .policy import LAYOUT_RULES, MATCH_RULES, LayoutRule, MatchRule
 from .record import FORMAT, Replay, dump, load, replay_partial
 from .replay import cut, replay
 from .rules import GAME_INFO, RULE_OPTIONS, Choice, GameInfo, RuleOption, Rules
+from .state import Delivery, GameState
 from .view import PlayerView
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "DonutboxError",
     "Game",
     "GameInfo",
+    "GameState",
     "IllegalMove",
     "InputError",
     "LayoutRule",

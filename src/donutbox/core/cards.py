@@ -1,7 +1,7 @@
 """Flavours, card faces and the standard deck, kept as data.
 
 A face is four letters clockwise from the top-left quadrant as printed:
-NW, NE, SE, SW (RULES.md section 1).  Faces are plain ``str`` values so that
+NW, NE, SE, SW (docs/spec.md, 'Components').  Faces are plain ``str`` values so that
 they can be used as dictionary keys and written to records unchanged.
 """
 
@@ -28,7 +28,7 @@ FLAVOUR_NAMES: Final = {
 #: Index of a flavour letter in FLAVOURS (its bit in a mask).
 FLAVOUR_INDEX: Final = {f: i for i, f in enumerate(FLAVOURS)}
 
-#: The 30 cards every player colour has (RULES.md section 1), by kind.
+#: The 30 cards every player colour has (docs/spec.md, 'Components'), by kind.
 STANDARD_DECK_KINDS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     (
         "halves",

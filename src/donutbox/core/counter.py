@@ -153,8 +153,13 @@ class Counter:
         return None if code is None else unpack(c, code)
 
     def run_at(self, x: int, y: int) -> Run | None:
+        """The not-delivered run at a cell, or None."""
         rid = self.run_of.get(cell(x, y))
         return None if rid is None else self.runs[rid]
+
+    def run_id_at(self, x: int, y: int) -> int | None:
+        """The id (a key of ``runs``) of the not-delivered run at a cell, or None."""
+        return self.run_of.get(cell(x, y))
 
     def boxes(self) -> list[Run]:
         """Open boxes (not-delivered runs of 3 or more), in reading order of first cell."""

@@ -1,7 +1,9 @@
 """A game in progress: players' trays and piles, turns, scores and the end.
 
-``Game`` is the authority on the rules (RULES.md sections 3 and 5-8).  It
-does no I/O.  Randomness enters only through a seed given to ``Game.new``;
+``Game`` is the authority on the rules (docs/spec.md, 'Setup', 'Runs and
+boxes', 'Delivery', 'A turn' and 'The end'); it asks its rules' policies
+(``policy.py``) how cards match and where they may sit, and ``movegen`` for
+the legal moves.  It does no I/O.  Randomness enters only through a seed given to ``Game.new``;
 hidden information leaves only through ``view(player)``.
 """
 
@@ -9,52 +11,28 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final
 
 from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, STANDARD_DECK, check_face, rotate
 from .counter import DELIVERED_BIT, Counter, Run, pack
 from .errors import IllegalMove, InputError, NotationError
-from .geometry import COORD_LIMIT, OFFSET, STRIDE, cell, xy
+from .geometry import COORD_LIMIT, cell, xy
 from .matching import lock_choices, start_lock
+from .movegen import box_moves, can_place, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
-from .policy import MatchRule
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
-
-if TYPE_CHECKING:
-    from .view import PlayerView
+from .state import BOXED, END, SEALED, Delivery, GameState, winners
+from .view import PlayerView, make_view
 
 TRAY_SIZE: Final = GAME_INFO.tray_size
-
-#: How a delivery happened (RULES.md section 9, ``deliveries``).
-SEALED: Final = "sealed"
-BOXED: Final = "boxed"
-END: Final = "end"
-
-
-class Delivery(NamedTuple):
-    """A box that scored: sealed, boxed, or scored at the end."""
-
-    ply: int | None  # index of the move, None for end scoring
-    how: str
-    size: int
-    points: int
-    to: tuple[int, ...]  # players it scored for (each gets ``points``)
-    first: tuple[int, int]  # its first cell in reading order
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ply": self.ply,
-            "how": self.how,
-            "size": self.size,
-            "points": self.points,
-            "to": list(self.to),
-        }
+_new_state = tuple.__new__
 
 
 class Game:
-    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free`` or
-    ``Game.from_record``; change only with ``play`` (and ``end`` for a free game)."""
+    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free_game`` or
+    ``Game.from_record`` (or ``Game.from_state``); change only with ``play``
+    (and ``end`` for a free game).  Its fields are those of ``GameState``."""
 
     __slots__ = (
         "_delivered",
@@ -82,37 +60,111 @@ class Game:
     # -- construction -------------------------------------------------------
 
     def __init__(self, rules: Rules, names: Sequence[str], start: str) -> None:
-        """Internal: use the ``new`` / ``deal`` / ``free`` / ``from_record`` builders."""
+        """Internal: use the ``new`` / ``deal`` / ``free_game`` / ``from_record``
+        builders.  The start card is down; trays and piles are empty."""
         n = len(names)
         if not GAME_INFO.min_players <= n <= GAME_INFO.max_players:
-            raise ValueError(f"a game has 2 to 4 players, not {n}")
-        self.rules = rules
-        self._match = rules.match_rule
-        self.names: tuple[str, ...] = tuple(names)
-        self.counter = Counter(rules.layout_rule)
-        self.trays: list[list[str]] = [[] for _ in range(n)]
-        self.piles: list[list[str]] = [[] for _ in range(n)]  # top of pile = end of list
-        self._scores = [0] * n
-        self._delivered = [0] * n
-        self._to_move = 0
-        self._finished = False
-        self._lap: int | None = None  # turns left in the Final Lap
-        self._streak = 0  # consecutive swaps and passes
-        self.history: list[Move] = []
-        self.deliveries: list[Delivery] = []
-        self.free = False
-        self.decks: tuple[tuple[str, ...], ...] | None = None
-        self.seed: int | None = None
-        self.start = start
-        self.meta: dict[str, Any] = {}
-        self.ended_by: str | None = None
+            raise InputError(f"a game has 2 to 4 players, not {n}")
+        counter = Counter(rules.layout_rule)
         lock = start_lock(start) if ROLL in start else ""
-        self.counter.place(
+        counter.place(
             cell(0, 0),
             tuple(  # type: ignore[arg-type]
                 pack(FLAVOUR_INDEX[lock if q == ROLL else q], q == ROLL, None) for q in start
             ),
         )
+        self._adopt(
+            GameState(
+                rules=rules,
+                names=tuple(names),
+                counter=counter,
+                trays=[[] for _ in range(n)],
+                piles=[[] for _ in range(n)],
+                scores=[0] * n,
+                delivered=[0] * n,
+                to_move=0,
+                finished=False,
+                final_lap_turns=None,
+                swap_streak=0,
+                history=[],
+                deliveries=[],
+                free=False,
+                decks=None,
+                seed=None,
+                start=start,
+                meta={},
+                ended_by=None,
+            )
+        )
+
+    def _adopt(self, s: GameState) -> None:
+        # The one place that sets every field (see ``state.py``), in
+        # GameState's order.  Unpacking is the fastest way to set them all:
+        # ``copy`` is on every AI's hot path.
+        (
+            self.rules,
+            self.names,
+            self.counter,
+            self.trays,
+            self.piles,
+            self._scores,
+            self._delivered,
+            self._to_move,
+            self._finished,
+            self._lap,
+            self._streak,
+            self.history,
+            self.deliveries,
+            self.free,
+            self.decks,
+            self.seed,
+            self.start,
+            self.meta,
+            self.ended_by,
+        ) = s
+        self._match = s.rules.match_rule
+
+    @classmethod
+    def from_state(cls, state: GameState) -> Game:
+        """A game with exactly this state; it keeps the state's containers
+        (pass fresh ones: ``game.state()`` makes them)."""
+        game = cls.__new__(cls)
+        game._adopt(state)
+        return game
+
+    def state(self) -> GameState:
+        """Every field of the game, in fresh containers (changing them does
+        not change the game)."""
+        return _new_state(  # GameState(...) without its slower generated __new__
+            GameState,
+            (
+                self.rules,
+                self.names,
+                self.counter.copy(),
+                [t[:] for t in self.trays],
+                [p[:] for p in self.piles],
+                self._scores[:],
+                self._delivered[:],
+                self._to_move,
+                self._finished,
+                self._lap,
+                self._streak,
+                self.history[:],
+                self.deliveries[:],
+                self.free,
+                self.decks,
+                self.seed,
+                self.start,
+                dict(self.meta),
+                self.ended_by,
+            ),
+        )
+
+    def copy(self) -> Game:
+        """An independent copy."""
+        game = Game.__new__(Game)
+        game._adopt(self.state())
+        return game
 
     @classmethod
     def new(
@@ -130,11 +182,9 @@ class Game:
         if seed is None:
             seed = secrets.randbelow(SEED_LIMIT)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
-            raise ValueError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
+            raise InputError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
         decks = shuffled_decks(seed, [list(STANDARD_DECK) for _ in names])
-        game = cls.deal(decks, rules, names)
-        game.seed = seed
-        return game
+        return cls.deal(decks, rules, names, seed)
 
     @classmethod
     def deal(
@@ -142,15 +192,18 @@ class Game:
         decks: Sequence[Sequence[str]],
         rules: Rules | None = None,
         players: int | Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Game:
-        """A dealt game from decks given top card first (RULES.md section 3)."""
+        """A dealt game from decks given top card first (docs/spec.md,
+        'Setup').  ``seed``: the seed the decks were shuffled from, if any,
+        kept for the record."""
         names = _names(len(decks) if players is None else players)
         if len(decks) != len(names):
-            raise ValueError(f"{len(names)} players need {len(names)} decks, not {len(decks)}")
+            raise InputError(f"{len(names)} players need {len(names)} decks, not {len(decks)}")
         for i, deck in enumerate(decks):
             need = 6 if i == 0 else 5
             if len(deck) < need:
-                raise ValueError(
+                raise InputError(
                     f"deck {i} has {len(deck)} cards; player {i} needs at least {need}"
                 )
             for face in deck:
@@ -158,6 +211,7 @@ class Game:
         start = decks[0][TRAY_SIZE]
         game = cls(rules or Rules(), names, start)
         game.decks = tuple(tuple(d) for d in decks)
+        game.seed = seed
         for i, deck in enumerate(decks):
             game.trays[i] = list(deck[:TRAY_SIZE])
             rest = list(deck[TRAY_SIZE + 1 :] if i == 0 else deck[TRAY_SIZE:])
@@ -176,7 +230,7 @@ class Game:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Game:
-        """Read a record (RULES.md section 9) and play all its moves.
+        """Read a record (docs/spec.md, 'Game records and notation') and play all its moves.
 
         Raises RecordError if it cannot be read, IllegalMove (with the ply in
         its message) at the first illegal move.
@@ -199,34 +253,8 @@ class Game:
         elif self.decks is None:
             raise InputError("a sampled world has no deal to start again from")
         else:
-            new = Game.deal(self.decks, self.rules, self.names)
-            new.seed = self.seed
+            new = Game.deal(self.decks, self.rules, self.names, self.seed)
         new.meta = dict(self.meta)
-        return new
-
-    def copy(self) -> Game:
-        """An independent copy (shallow copies of flat containers only)."""
-        new = Game.__new__(Game)
-        new.rules = self.rules
-        new._match = self._match
-        new.names = self.names
-        new.counter = self.counter.copy()
-        new.trays = [t[:] for t in self.trays]
-        new.piles = [p[:] for p in self.piles]
-        new._scores = self._scores[:]
-        new._delivered = self._delivered[:]
-        new._to_move = self._to_move
-        new._finished = self._finished
-        new._lap = self._lap
-        new._streak = self._streak
-        new.history = self.history[:]
-        new.deliveries = self.deliveries[:]
-        new.free = self.free
-        new.decks = self.decks
-        new.seed = self.seed
-        new.start = self.start
-        new.meta = dict(self.meta)
-        new.ended_by = self.ended_by
         return new
 
     # -- reading ------------------------------------------------------------
@@ -283,16 +311,11 @@ class Game:
         Empty until the game is finished."""
         if not self._finished:
             return []
-        best = max(self._scores)
-        tied = [p for p, s in enumerate(self._scores) if s == best]
-        most = max(self._delivered[p] for p in tied)
-        return [p for p in tied if self._delivered[p] == most]
+        return winners(self._scores, self._delivered)
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: see ``PlayerView``."""
-        from .view import make_view
-
-        return make_view(self, player)
+        return make_view(self.state(), player)
 
     # -- legal moves --------------------------------------------------------
 
@@ -305,37 +328,24 @@ class Game:
         """
         if self._finished:
             return []
+        me = self._to_move
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
-        else:
-            faces = list(dict.fromkeys(self.trays[self._to_move]))
-        out = self._placements(faces)
-        placed = bool(out)
-        out.extend(self._box_moves())
-        if not self.free and not placed:
-            if self.piles[self._to_move]:
-                out.extend(Move(SWAP, f) for f in faces)
-            else:
-                out.append(Move(PASS))
-        return out
+            return legal_moves(self.counter, self._match, faces, me, None)
+        faces = list(dict.fromkeys(self.trays[me]))
+        return legal_moves(self.counter, self._match, faces, me, len(self.piles[me]))
 
-    def _placements(self, faces: list[str]) -> list[Move]:
-        return placements(self.counter, faces, self._match)
-
-    def _box_moves(self) -> list[Move]:
+    def box_moves(self) -> list[Move]:
+        """The box-its open to the player to move (none once the game is over)."""
+        if self._finished:
+            return []
         return box_moves(self.counter, self._to_move)
 
     def can_place(self) -> bool:
         """Can the player to move place any card of their tray?"""
         if self._finished or self.free:
             return False
-        faces = set(self.trays[self._to_move])
-        fits = self._match.fits
-        for key in {pk & 0xFFFF for pk in self.counter.places.values()}:
-            for face in faces:
-                if fits(face, key):
-                    return True
-        return False
+        return can_place(self.counter, self._match, self.trays[self._to_move])
 
     # -- playing ------------------------------------------------------------
 
@@ -383,7 +393,7 @@ class Game:
     def play(self, move: Move | str) -> Move:
         """Play one move for the player to move; return it as played.
 
-        Raises IllegalMove (a ValueError) naming the broken rule, and then
+        Raises IllegalMove (a DonutboxError) naming the broken rule, and then
         changes nothing.
         """
         move = self.check(move)
@@ -542,108 +552,6 @@ class Game:
         self.ended_by = why
 
 
-def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Move]:
-    """Every legal placement of these faces on the counter, lock choices included.
-
-    This is the hot path of every AI and of move listing, so it is built from
-    memo tables that are pure functions of their keys (bounded in size):
-
-    - per face and requirement, the fitting (rotation, lock) choices;
-    - per face and (place, requirement), the list of moves, which most
-      places keep from one ply to the next;
-    - per face and place, each move object once, reused whenever the place's
-      requirement changes back and forth.
-    """
-    out: list[Move] = []
-    if not faces:
-        return out
-    tables = _TABLES.get(match)
-    if tables is None:
-        tables = _TABLES[match] = {}
-    places = counter.places.values()
-    extend = out.extend
-    for face in faces:
-        table = tables.get(face)
-        if table is None or len(table.lists) > _TABLE_LIMIT:
-            table = tables[face] = _FaceTable(face, match)
-        get = table.lists.get
-        for pk in places:
-            found = get(pk)
-            if found is None:
-                found = table.build(pk)
-            if found:
-                extend(found)
-    return out
-
-
-class _FaceTable:
-    """Memo tables of one face under one matching rule (see ``placements``)."""
-
-    __slots__ = ("face", "fits", "lists", "match", "moves")
-
-    def __init__(self, face: str, match: MatchRule) -> None:
-        self.face = face
-        self.match = match
-        self.fits: dict[int, tuple[tuple[int, str], ...]] = {}
-        self.lists: dict[int, list[Move]] = {}
-        self.moves: dict[int, dict[tuple[int, str], Move]] = {}
-
-    def build(self, pk: int) -> list[Move]:
-        p = pk >> 16
-        key = pk & 0xFFFF
-        options = self.fits.get(key)
-        if options is None:
-            options = self.fits[key] = self.match.fits(self.face, key)
-        if not options:
-            self.lists[pk] = _NONE
-            return _NONE
-        made = self.moves.get(p)
-        if made is None:
-            made = self.moves[p] = {}
-        found = []
-        for fit in options:
-            move = made.get(fit)
-            if move is None:
-                y, x = divmod(p, STRIDE)
-                move = made[fit] = _new_move(
-                    Move, (PLACE, self.face, x - OFFSET, y - OFFSET, fit[0], fit[1])
-                )
-            found.append(move)
-        self.lists[pk] = found  # a list, never mutated
-        return found
-
-
-_NONE: Final[list[Move]] = []
-_TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
-_TABLE_LIMIT: Final = 50_000
-_new_move = tuple.__new__
-
-
-def box_moves(counter: Counter, player: int) -> list[Move]:
-    """Box-its open to ``player``, each naming its run's first cell in reading order."""
-    box_ids = counter.box_ids
-    if not box_ids:
-        return []
-    firsts = []
-    runs = counter.runs
-    for rid in box_ids:
-        r = runs[rid]
-        if 2 * r.held[player] >= len(r.cells):
-            firsts.append(r.first)
-    firsts.sort()
-    return [_box_move(c) for c in firsts]
-
-
-def _box_move(c: int) -> Move:
-    found = _BOX_MEMO.get(c)
-    if found is None:
-        found = _BOX_MEMO[c] = Move(BOX, "", *xy(c))
-    return found
-
-
-_BOX_MEMO: Final[dict[int, Move]] = {}
-
-
 def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:
     """The packed donuts (NW, NE, SE, SW) a placement puts down; memoised."""
     k = (move.face, move.rot, move.lock, owner)
@@ -666,21 +574,21 @@ _CODES_MEMO: Final[dict[tuple[str, int, str, int], tuple[int, int, int, int]]] =
 
 def _names(players: int | Sequence[str]) -> list[str]:
     if isinstance(players, bool):
-        raise ValueError("players must be a count or a list of names")
+        raise InputError("players must be a count or a list of names")
     if isinstance(players, int):
         if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
-            raise ValueError(f"a game has 2 to 4 players, not {players}")
+            raise InputError(f"a game has 2 to 4 players, not {players}")
         return [f"Player {i + 1}" for i in range(players)]
     names = list(players)
     if not GAME_INFO.min_players <= len(names) <= GAME_INFO.max_players:
-        raise ValueError(f"a game has 2 to 4 players, not {len(names)}")
+        raise InputError(f"a game has 2 to 4 players, not {len(names)}")
     for name in names:
         if not isinstance(name, str):
-            raise ValueError("player names must be strings")
+            raise InputError("player names must be strings")
         if len(name) > GAME_INFO.max_name_length:
-            raise ValueError(f"a player name is longer than {GAME_INFO.max_name_length} characters")
+            raise InputError(f"a player name is longer than {GAME_INFO.max_name_length} characters")
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError("a player name is not valid Unicode text") from None
+            raise InputError("a player name is not valid Unicode text") from None
     return names

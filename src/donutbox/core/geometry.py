@@ -1,4 +1,4 @@
-"""Cells of the counter and the cards that cover them (RULES.md section 2).
+"""Cells of the counter and the cards that cover them (docs/spec.md, 'Geometry').
 
 A cell ``(x, y)`` is packed into one int, ``x + OFFSET + (y + OFFSET) * STRIDE``:
 ints hash and compare much faster than tuples in the hot paths, neighbours are
@@ -18,8 +18,6 @@ STRIDE: Final = 1 << 22
 
 EAST: Final = 1
 SOUTH: Final = STRIDE
-#: The four orthogonal neighbour offsets of a cell.
-NEIGHBOURS: Final = (-SOUTH, EAST, SOUTH, -EAST)
 
 #: Offsets from a card's position (its NW cell) to the cells it covers: NW, NE, SE, SW.
 QUADRANTS: Final = (0, EAST, EAST + SOUTH, SOUTH)

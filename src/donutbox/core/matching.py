@@ -24,7 +24,7 @@ Fit = tuple[int, str]
 def agrees(letter: str, mask: int) -> bool:
     """Does a donut of the placed card agree with a partner among ``mask``?
 
-    An R on the card being placed is wild (RULES.md section 4).
+    An R on the card being placed is wild (docs/spec.md, 'Matching').
     """
     if letter == ROLL:
         return mask != 0
@@ -35,7 +35,7 @@ def lock_choices(quads: str, masks: Sequence[int]) -> list[str]:
     """The flavours the R among ``quads`` may lock to, in FLAVOURS order.
 
     From the not-delivered counter donuts it touches; if it touches none, from
-    its two neighbours on its own card (RULES.md section 4).
+    its two neighbours on its own card (docs/spec.md, 'Matching').
     """
     i = quads.index(ROLL)
     mask = masks[i]
@@ -46,7 +46,7 @@ def lock_choices(quads: str, masks: Sequence[int]) -> list[str]:
 
 
 def start_lock(face: str) -> str:
-    """The start card's R locks to the next quadrant clockwise (RULES.md section 3)."""
+    """The start card's R locks to the next quadrant clockwise (docs/spec.md, 'Setup')."""
     i = face.index(ROLL)
     return face[(i + 1) % 4]
 

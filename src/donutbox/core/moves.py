@@ -1,4 +1,5 @@
-"""Moves as small immutable values with a notation round-trip (RULES.md section 9).
+"""Moves as small immutable values with a notation round-trip (docs/spec.md,
+'Game records and notation').
 
 ``Move.parse(str(m)) == m`` for every move.  Four kinds:
 

@@ -11,7 +11,7 @@ count, and ``divide`` finds the first move sequence where the two part.
 
 What is counted:
 
-- A move is an action as listed by ``Game.legal_moves`` (RULES.md section 9):
+- A move is an action as listed by ``Game.legal_moves`` (docs/spec.md, 'Game records and notation'):
   every distinct face of the tray, every legal place, rotation and lock
   choice, every box-it, ``swap FACE`` once per distinct face, ``pass``.  Two
   rotations that put the same donuts down are still two moves.
@@ -26,6 +26,7 @@ Pure: no I/O, and the game passed in is never changed.
 
 from __future__ import annotations
 
+from .errors import InputError
 from .game import Game
 
 
@@ -41,7 +42,7 @@ def divide(game: Game, depth: int) -> dict[str, int]:
     values sum to ``perft(game, depth)``."""
     _check(game, depth)
     if depth < 1:
-        raise ValueError("divide needs a depth of at least 1")
+        raise InputError("divide needs a depth of at least 1")
     out: dict[str, int] = {}
     for move in game.legal_moves():
         child = game.copy()
@@ -52,9 +53,9 @@ def divide(game: Game, depth: int) -> dict[str, int]:
 
 def _check(game: Game, depth: int) -> None:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise ValueError(f"depth must be an integer of at least 0, not {depth!r}")
+        raise InputError(f"depth must be an integer of at least 0, not {depth!r}")
     if game.free:
-        raise ValueError("perft needs a dealt game (a free game has no trays to play from)")
+        raise InputError("perft needs a dealt game (a free game has no trays to play from)")
 
 
 def _perft(game: Game, depth: int) -> int:

@@ -24,7 +24,7 @@ from .matching import AGREE, Fit, lock_choices
 class MatchRule:
     """A matching rule (docs/spec.md, 'Matching'): which placements agree."""
 
-    __slots__ = ("_memo", "help", "label", "name", "short")
+    __slots__ = ("_memo", "_table", "help", "label", "name", "short")
 
     def __init__(self, name: str, label: str, help: str, short: str) -> None:
         self.name = name
@@ -32,6 +32,7 @@ class MatchRule:
         self.help = help
         self.short = short
         self._memo: dict[tuple[str, int], tuple[Fit, ...]] = {}
+        self._table: tuple[bool, ...] | None = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -65,24 +66,48 @@ class MatchRule:
         return self.why_not(quads, agree, touched)
 
     def _compute(self, face: str, requirement: int) -> tuple[Fit, ...]:
-        masks = [
-            requirement & 15,
-            (requirement >> 4) & 15,
-            (requirement >> 8) & 15,
-            requirement >> 12,
-        ]
-        touched = [bool(m) for m in masks]
+        # Table-driven: this runs for every new (face, requirement) pair,
+        # which in a fresh process is several times per ply.  ``accepts`` is
+        # asked once per rule for all 256 (agree, touched) bit patterns.
+        table = self._table
+        if table is None:
+            table = self._table = tuple(
+                self.accepts(
+                    [bool(bits >> i & 1) for i in range(4)],
+                    [bool(bits >> (4 + i) & 1) for i in range(4)],
+                )
+                for bits in range(256)
+            )
+        m0 = requirement & 15
+        m1 = (requirement >> 4) & 15
+        m2 = (requirement >> 8) & 15
+        m3 = requirement >> 12
+        touched = ((m0 > 0) | (m1 > 0) << 1 | (m2 > 0) << 2 | (m3 > 0) << 3) << 4
         out: list[Fit] = []
-        for rot in ROTATIONS:
-            quads = rotate(face, rot)
-            agree = [AGREE[q][m] for q, m in zip(quads, masks, strict=True)]
-            if not self.accepts(agree, touched):
+        for rot, quads in _turns(face):
+            agree = (
+                AGREE[quads[0]][m0]
+                | AGREE[quads[1]][m1] << 1
+                | AGREE[quads[2]][m2] << 2
+                | AGREE[quads[3]][m3] << 3
+            )
+            if not table[agree | touched]:
                 continue
             if ROLL in quads:
-                out.extend((rot, lock) for lock in lock_choices(quads, masks))
+                out.extend((rot, lock) for lock in lock_choices(quads, (m0, m1, m2, m3)))
             else:
                 out.append((rot, ""))
         return tuple(out)
+
+
+_TURNS: Final[dict[str, tuple[tuple[int, str], ...]]] = {}
+
+
+def _turns(face: str) -> tuple[tuple[int, str], ...]:
+    found = _TURNS.get(face)
+    if found is None:
+        found = _TURNS[face] = tuple((rot, rotate(face, rot)) for rot in ROTATIONS)
+    return found
 
 
 class OneGoodMatch(MatchRule):
@@ -185,6 +210,7 @@ SPLITZKIES: Final = LayoutRule(
     1,
 )
 
-#: The matching rules and layouts by name, in the order forms list them.
+#: The matching rules and layouts by name, in the order forms list them; the
+#: first of each is the default.
 MATCH_RULES: Final[dict[str, MatchRule]] = {r.name: r for r in (ONE_GOOD_MATCH, PERFECT_MATCH)}
 LAYOUT_RULES: Final[dict[str, LayoutRule]] = {r.name: r for r in (SQUARED_AWAY, SPLITZKIES)}

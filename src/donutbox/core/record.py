@@ -1,4 +1,5 @@
-"""Game records, ``donutbox/1`` (RULES.md section 9): read, check, write.
+"""Game records, ``donutbox/1`` (docs/spec.md, 'Game records and notation'):
+read, check, write.
 
 Reading is strict: anything the format does not allow is refused with a
 ``RecordError`` whose one-line message names the field.  Unknown top-level
@@ -144,8 +145,7 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
         game = Game.free_game(start, rules, names)
     elif "decks" in record:
         seed = _seed(record["seed"]) if "seed" in record else None
-        game = Game.deal(_decks(record["decks"], len(names)), rules, names)
-        game.seed = seed
+        game = Game.deal(_decks(record["decks"], len(names)), rules, names, seed)
         end = False
     elif "seed" in record:
         game = Game.new(rules, names, _seed(record["seed"]))

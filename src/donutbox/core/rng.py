@@ -1,4 +1,5 @@
-"""The project's own seeded generator (RULES.md section 9, ``seed``).
+"""The project's own seeded generator (docs/spec.md, 'Game records and
+notation', ``seed``).
 
 SplitMix64 with rejection sampling for bounded integers: tiny, fast enough
 for shuffling decks, and fully specified here, so that a seed gives the same
@@ -9,6 +10,8 @@ such thing across versions).
 from __future__ import annotations
 
 from typing import Final, TypeVar
+
+from .errors import InputError
 
 _MASK: Final = (1 << 64) - 1
 _T = TypeVar("_T")
@@ -24,7 +27,7 @@ class SplitMix64:
 
     def __init__(self, seed: int) -> None:
         if not 0 <= seed < SEED_LIMIT:
-            raise ValueError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
+            raise InputError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
         self.state = seed
 
     def next64(self) -> int:
@@ -37,7 +40,7 @@ class SplitMix64:
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), n >= 1, without modulo bias."""
         if n <= 0:
-            raise ValueError("n must be positive")
+            raise InputError("n must be positive")
         limit = SEED_LIMIT - SEED_LIMIT % n
         while True:
             v = self.next64()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+from .errors import IllegalMove
 from .game import Game
 from .geometry import xy
 from .moves import PLACE, Move
@@ -22,7 +23,7 @@ def sample_move(game: Game, rng: random.Random) -> Move:
     """A random legal move for the player to move (not uniform over moves)."""
     to_move = game.to_move
     if to_move is None:
-        raise ValueError("the game is over")
+        raise IllegalMove("the game is over")
     places = game.counter.places
     tray = game.trays[to_move]
     if places and tray and not game.free:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections import Counter as Multiset
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .counter import Counter, Donut
-from .moves import PASS, SWAP, Move
+from .errors import InputError
+from .movegen import legal_moves
+from .moves import SWAP, Move
 from .rules import Rules
-
-if TYPE_CHECKING:
-    from .game import Delivery, Game
+from .state import Delivery, GameState, winners
 
 
 @dataclass(frozen=True)
@@ -56,20 +56,11 @@ class PlayerView:
 
     def legal_moves(self) -> list[Move]:
         """The viewer's legal moves when it is their turn in a dealt game."""
-        from .game import box_moves, placements
-
         if self.finished or self.to_move != self.player or self.free:
             return []
         faces = list(dict.fromkeys(self.tray))
-        out = placements(self.counter, faces, self.rules.match_rule)
-        placed = bool(out)
-        out.extend(box_moves(self.counter, self.player))
-        if not placed:
-            if self.pile_sizes[self.player]:
-                out.extend(Move(SWAP, f) for f in faces)
-            else:
-                out.append(Move(PASS))
-        return out
+        me = self.player
+        return legal_moves(self.counter, self.rules.match_rule, faces, me, self.pile_sizes[me])
 
     def to_dict(self, cells: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A JSON-ready form (what the server sends this reader).  ``cells``:
@@ -96,47 +87,49 @@ class PlayerView:
         }
 
 
-def make_view(game: Game, player: int) -> PlayerView:
-    """The view of ``player`` (0-based), or of a spectator with ``player=-1``."""
-    n = game.players
-    if not -1 <= player < n:
-        raise ValueError(f"no player {player} in a {n}-player game")
+def make_view(state: GameState, player: int) -> PlayerView:
+    """The view of ``player`` (0-based), or of a spectator with ``player=-1``,
+    of a game's state (``Game.view`` passes a fresh copy; the view keeps its
+    counter)."""
+    n = len(state.names)
+    if isinstance(player, bool) or not isinstance(player, int) or not -1 <= player < n:
+        raise InputError(f"no player {player} in a {n}-player game")
     history = []
-    for i, move in enumerate(game.history):
-        mover = _mover(game, i)
-        if move.kind == SWAP and mover != player:
+    for ply, move in enumerate(state.history):
+        # Players move strictly in turn order; nothing skips a turn.
+        if move.kind == SWAP and ply % n != player:
             history.append(SWAP)
         else:
             history.append(str(move))
     unseen: list[tuple[str, ...]] = []
-    if not game.free:
+    if not state.free:
         for p in range(n):
-            hidden = Multiset(game.piles[p])
+            hidden = Multiset(state.piles[p])
             if p != player:
-                hidden.update(game.trays[p])
+                hidden.update(state.trays[p])
             unseen.append(tuple(sorted(hidden.elements())))
+    finished = state.finished
     return PlayerView(
         player=player,
-        rules=game.rules,
-        names=game.names,
-        free=game.free,
-        to_move=game.to_move,
-        finished=game.finished,
-        winners=tuple(game.winners),
-        scores=tuple(game.scores),
-        boxes_delivered=tuple(game.boxes_delivered),
-        tray=tuple(game.trays[player]) if player >= 0 else (),
-        tray_sizes=tuple(len(t) for t in game.trays),
-        pile_sizes=tuple(len(p) for p in game.piles),
+        rules=state.rules,
+        names=state.names,
+        free=state.free,
+        to_move=None if finished else state.to_move,
+        finished=finished,
+        winners=tuple(_winners(state)),
+        scores=tuple(state.scores),
+        boxes_delivered=tuple(state.delivered),
+        tray=tuple(state.trays[player]) if player >= 0 else (),
+        tray_sizes=tuple(len(t) for t in state.trays),
+        pile_sizes=tuple(len(p) for p in state.piles),
         unseen=tuple(unseen),
         history=tuple(history),
-        deliveries=tuple(game.deliveries),
-        final_lap_turns=game.final_lap_turns,
-        swap_streak=game.swap_streak,
-        counter=game.counter.copy(),
+        deliveries=tuple(state.deliveries),
+        final_lap_turns=state.final_lap_turns,
+        swap_streak=state.swap_streak,
+        counter=state.counter,
     )
 
 
-def _mover(game: Game, ply: int) -> int:
-    # Players move strictly in turn order; nothing skips a turn.
-    return ply % game.players
+def _winners(state: GameState) -> list[int]:
+    return winners(state.scores, state.delivered) if state.finished else []

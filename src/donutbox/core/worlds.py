@@ -1,14 +1,14 @@
 """Determinization: full games consistent with one player's view.
 
-An AI that may only see its own view (RULES.md keeps other trays and every
-pile's order hidden) still needs whole games to simulate.  ``sample_world``
-deals the cards the viewer has not seen (``view.unseen``, a multiset per
-player) at random into the hidden places: other players' trays and every
-pile, in a random order.  Everything public is copied from the view.
+An AI that may only see its own view (docs/spec.md keeps other trays and
+every pile's order hidden) still needs whole games to simulate.
+``sample_world`` deals the cards the viewer has not seen (``view.unseen``, a
+multiset per player) at random into the hidden places: other players' trays
+and every pile, in a random order.  Everything public is copied from the view.
 
 A sampled world is for simulation only: its history is not kept (other
 players' swapped faces are hidden in the view), so it cannot be written as a
-record.
+record or cut back (``replay.cut``).
 """
 
 from __future__ import annotations
@@ -16,16 +16,12 @@ from __future__ import annotations
 import random
 
 from .game import Game
+from .state import GameState
 from .view import PlayerView
 
 
 def sample_world(view: PlayerView, rng: random.Random) -> Game:
     """A random full game that the viewer cannot tell from the real one."""
-    game = Game.__new__(Game)
-    game.rules = view.rules
-    game._match = view.rules.match_rule
-    game.names = view.names
-    game.counter = view.counter.copy()
     n = len(view.names)
     trays: list[list[str]] = []
     piles: list[list[str]] = []
@@ -43,20 +39,26 @@ def sample_world(view: PlayerView, rng: random.Random) -> Game:
             trays.append(hidden[:size])
             hidden = hidden[size:]
         piles.append(hidden)
-    game.trays = trays
-    game.piles = piles
-    game._scores = list(view.scores)
-    game._delivered = list(view.boxes_delivered)
-    game._to_move = view.to_move if view.to_move is not None else 0
-    game._finished = view.finished
-    game._lap = view.final_lap_turns
-    game._streak = view.swap_streak
-    game.history = []
-    game.deliveries = list(view.deliveries)
-    game.free = view.free
-    game.decks = None
-    game.seed = None
-    game.start = ""
-    game.meta = {"world": True}
-    game.ended_by = None
-    return game
+    return Game.from_state(
+        GameState(
+            rules=view.rules,
+            names=view.names,
+            counter=view.counter.copy(),
+            trays=trays,
+            piles=piles,
+            scores=list(view.scores),
+            delivered=list(view.boxes_delivered),
+            to_move=view.to_move if view.to_move is not None else 0,
+            finished=view.finished,
+            final_lap_turns=view.final_lap_turns,
+            swap_streak=view.swap_streak,
+            history=[],
+            deliveries=list(view.deliveries),
+            free=view.free,
+            decks=None,
+            seed=None,
+            start="",
+            meta={"world": True},
+            ended_by=None,
+        )
+    )

@@ -7,7 +7,7 @@ Layout (see docs/print-and-play.md):
 - card pages: ``COLUMNS`` x ``ROWS`` cards of ``CARD_MM`` mm, edge to edge,
   centred on the page, with cut marks in the margins, a thin white line on
   every cut between two cards, and a bleed of the border colour past the
-  outer cuts.  Deck after deck, each in the order of RULES.md section 1.
+  outer cuts.  Deck after deck, each in the order of docs/spec.md, 'Components'.
 - with ``backs``: after each card page, its backs, mirrored left to right so
   that double-sided printing (flip on the long edge) puts every back behind
   its own card.
@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import math
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from typing import Any, Final, NamedTuple
 
 from ..core.cards import FLAVOUR_NAMES, STANDARD_DECK
@@ -71,7 +73,7 @@ class PdfInfo(NamedTuple):
 
 def deck_cards(decks: int) -> list[tuple[int, str]]:
     """(deck, face) of every card to print: deck after deck, each in the
-    order of RULES.md section 1."""
+    order of docs/spec.md, 'Components'."""
     return [(d, face) for d in range(decks) for face in STANDARD_DECK]
 
 
@@ -293,303 +295,25 @@ def _card_footer(
 
 # -- the rules --------------------------------------------------------------------------------
 
+
+def _load_text() -> tuple[
+    tuple[tuple[str, str], ...], tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]
+]:
+    """The printed prose, kept as package data (``rules_text.json``)."""
+    raw = json.loads(resources.files(__package__).joinpath("rules_text.json").read_text("utf-8"))
+    rules = tuple((kind, text) for kind, text in raw["rules"])
+    reference = tuple(
+        tuple((heading, tuple(items)) for heading, items in column) for column in raw["reference"]
+    )
+    return rules, reference
+
+
 #: The rules for the printed game, in the project's own words (docs/rules.md,
 #: told for a real table instead of coordinates).  Blocks: ("h", heading),
 #: ("p", paragraph), ("li", list item), ("fig", name of a picture); text uses
-#: reportlab's paragraph markup (<b>, <i>).
-RULES: Final[tuple[tuple[str, str], ...]] = (
-    (
-        "p",
-        "Donutbox is a tile-laying card game for two to four players. Each card shows four "
-        "donuts, one in each quarter. You lay cards next to each other on a shared table, the "
-        "<b>counter</b>, so that donuts of the same flavour join up into runs. You score a run "
-        "by closing it off (<b>sealing</b> it) or by cashing it in early (<b>Box it</b>). "
-        "Whoever has the most points at the end wins.",
-    ),
-    (
-        "p",
-        "<i>These are the rules the donutbox program plays. The project's docs/rules.md tells "
-        "them again with coordinates, and lists the points the project had to settle.</i>",
-    ),
-    ("h", "Making the cards"),
-    (
-        "p",
-        "Print the card sheets at 100 % (<i>actual size</i>, not <i>fit to page</i>): every "
-        "card is a 60 mm square, and the bar at the foot of each sheet must measure 50 mm. Cut "
-        "along the lines the marks in the margins point to; a thin white line shows each cut "
-        "between two cards. To print backs too, print double-sided and flip on the long edge: "
-        "each sheet of backs is mirrored so that every back lands behind its own card.",
-    ),
-    (
-        "p",
-        "Each deck has its own colour and mark, on the border of every card and on its back: "
-        "<b>green circle</b>, <b>red triangle</b>, <b>purple square</b>, <b>black diamond</b>. "
-        "So the decks separate again after a game. A card's code, its four letters clockwise "
-        "from the top-left quarter as printed, is on its bottom edge. You also need a pencil "
-        "and paper for the scores, and small tokens (coins, beads) to mark delivered donuts.",
-    ),
-    ("h", "1. Components"),
-    ("fig", "flavours"),
-    (
-        "p",
-        "There are four flavours: <b>Chocolate Cruller</b> (C), <b>Strawberry Sprinkles</b> "
-        "(S), <b>Donut Holes</b> (H) and <b>Blueberry Glaze</b> (B). The <b>Cinnamon Roll</b> "
-        "(R) is special: it is wild when you lay it, then takes on one flavour for good, and it "
-        "doubles the value of its box (sections 5 and 6). Every donut shows its flavour three "
-        "ways: colour, shape and letter.",
-    ),
-    (
-        "p",
-        "Every deck has the same 30 cards: 12 <b>halves</b> (CCSS CCSS CCHH CCHH CCBB CCBB "
-        "SSHH SSHH SSBB SSBB HHBB HHBB), 6 <b>threes</b> (CCSH SSHB HHBC BBCS CCBH SSBH), 4 "
-        "<b>rainbows</b> (CSHB CSBH CHSB CHBS) and 8 <b>rolls</b> (RCSH RHSC RCSB RBCS RCHB "
-        "RBHC RSHB RBSH). That is 28 donuts of each flavour and 8 Cinnamon Rolls. Two players "
-        "use two decks (the 60 cards); each extra player brings one more deck.",
-    ),
-    (
-        "p",
-        "Your <b>tray</b> is your hand of 4 cards; only you see it. Your <b>pile</b> is your "
-        "face-down draw pile. The <b>counter</b> is the shared table where cards are laid.",
-    ),
-    ("h", "2. Setup"),
-    (
-        "li",
-        "Decide the turn order. Every player takes a deck, shuffles it and draws a tray of 4 "
-        "cards from the top.",
-    ),
-    (
-        "li",
-        "The first player turns over the top card of their pile: the <b>start card</b>. Lay it "
-        "in the middle of the table as printed (code at the bottom, not turned). Its donuts "
-        "belong to nobody. If it shows a Cinnamon Roll, the roll takes the flavour of the next "
-        "quarter clockwise on the start card: on RCSH the roll (top left) becomes a C.",
-    ),
-    (
-        "p",
-        "So the first player starts with one card fewer in the pile; under the normal end all "
-        "players still get the same number of turns.",
-    ),
-    ("h", "3. Laying a card"),
-    (
-        "p",
-        "You may turn a card any of the four ways before you lay it. Every card you lay must:",
-    ),
-    ("li", "cover only empty table: cards never overlap;"),
-    (
-        "li",
-        "touch a donut already on the counter <b>edge to edge</b>; touching at a corner only "
-        "does not count;",
-    ),
-    ("li", "obey the matching rule (section 4) and the layout rule:"),
-    (
-        "p",
-        "<b>Squared Away</b> (the standard layout): cards line up with the start card in "
-        "whole-card steps, edge to edge, like squares of a chessboard. <b>Splitzkies</b> "
-        "(variant): a card may also sit half a card (one donut) out of line with its "
-        "neighbours and hang half off them.",
-    ),
-    ("fig", "layouts"),
-    ("h", "4. Matching"),
-    (
-        "p",
-        "A <b>touching pair</b> is one donut of the card you lay and one donut already on the "
-        "counter, side by side across an edge, where the counter donut has not been delivered "
-        "(section 7). Two donuts of the same card never make a pair. A delivered donut never "
-        "makes a pair, though it still gives edge contact. Two donuts <b>agree</b> when they "
-        "are the same flavour; a Cinnamon Roll on the card you lay agrees with anything, and "
-        "one already on the counter agrees only with the flavour it locked to.",
-    ),
-    (
-        "li",
-        "<b>One Good Match</b> (standard): at least one touching pair must agree. A card whose "
-        "every touching donut has been delivered cannot go there.",
-    ),
-    (
-        "li",
-        "<b>Perfect Match</b> (variant): at least one touching pair must agree, <b>and</b> "
-        "every donut of your card that is in a touching pair must agree with at least one of "
-        "its partners (either one, not both). A donut that touches nothing owes nothing.",
-    ),
-    ("fig", "matching"),
-    ("h", "5. The Cinnamon Roll"),
-    (
-        "p",
-        "A Cinnamon Roll is wild while you lay its card. The moment the card is down, the roll "
-        "<b>locks</b> to one flavour for the rest of the game: from then on it is that flavour "
-        "for matching and for runs, and it still <b>doubles</b> any box it ends up in. Say the "
-        "flavour aloud so that everyone remembers it.",
-    ),
-    (
-        "li",
-        "If the roll touches donuts on the counter that are not delivered, choose one of their "
-        "flavours.",
-    ),
-    (
-        "li",
-        "If it touches none (it is on the far side of its card, or touches only delivered "
-        "donuts), choose between the flavours of the two donuts next to it on its own card.",
-    ),
-    ("li", "If only one flavour is possible, the roll takes it by itself."),
-    ("h", "6. Runs, boxes and who holds them"),
-    (
-        "li",
-        "A <b>run</b> is a group of not-delivered donuts of the same flavour, joined edge to "
-        "edge across any number of cards, taken as large as possible. A locked roll counts as "
-        "its flavour.",
-    ),
-    ("li", "A run of <b>3 or more</b> donuts is a <b>box</b>. Smaller runs never score."),
-    (
-        "li",
-        "A box is worth <b>1 point per donut</b>, <b>doubled</b> if any of its donuts is a "
-        "Cinnamon Roll.",
-    ),
-    (
-        "li",
-        "Each donut belongs to the player who laid its card; the start card's donuts belong to "
-        "nobody. The <b>majority holders</b> of a run are the players owning the most of its "
-        "donuts, all of them on a tie. A run of start-card donuts only has none.",
-    ),
-    ("h", "7. Delivery: sealing and Box it"),
-    (
-        "p",
-        "<b>Sealing.</b> After you lay a card, look at every run that has a donut on your card "
-        "or next to it. A run is <b>sealed</b> when none of its donuts has an empty space "
-        "beside it (edge to edge). A sealed box is <b>delivered</b> at once: normally its full "
-        "value goes to <b>each</b> of its majority holders; under <b>Coffee's For Closers</b> "
-        "(variant) it goes to the player who laid the sealing card instead, whoever built it. "
-        "A sealed run of 1 or 2 donuts is not delivered and scores nothing; it simply can "
-        "never grow. An empty space counts as empty even where no card could ever fit.",
-    ),
-    ("fig", "sealing"),
-    (
-        "p",
-        "<b>Box it.</b> Instead of laying a card, you may deliver one <b>open box</b> (a run of "
-        "3 or more that is not sealed) in which you own <b>at least half</b> of the donuts, "
-        "counting start-card donuts in its size. It scores its value now, to you alone, under "
-        "every variant. You draw no card. Boxing early is a bet: an open box may grow and pay "
-        "more, but an opponent may seal it, out-hold you in it, or box it first.",
-    ),
-    (
-        "p",
-        "<b>Delivered donuts freeze.</b> Put a token on every donut of a delivered box. The "
-        "donuts stay on the table but are out of play: their run can never grow, a new donut "
-        "of the same flavour laid beside them starts a fresh run, and they make no touching "
-        "pairs. Write down each player's <b>boxes delivered</b> (sealed boxes they scored plus "
-        "boxes they boxed): this count breaks ties.",
-    ),
-    ("h", "8. A turn"),
-    ("p", "On your turn you do exactly one of these:"),
-    (
-        "li",
-        "<b>Play a card</b> from your tray: turn it, lay it, lock its roll, check sealing, "
-        "then draw back up to 4 cards if your pile has any.",
-    ),
-    ("li", "<b>Box it</b> (section 7)."),
-    (
-        "li",
-        "<b>Swap</b>, only if no card in your tray can be laid anywhere: put one tray card "
-        "under your pile and draw the top card. Your turn ends.",
-    ),
-    (
-        "li",
-        "<b>Pass</b>, only if no card in your tray can be laid <b>and</b> your pile is empty.",
-    ),
-    (
-        "p",
-        "If you can lay a card, you must play a card or box it: you may not swap or pass. If "
-        "you cannot, you may still box it instead of swapping or passing.",
-    ),
-    ("h", "9. The end"),
-    (
-        "li",
-        "<b>Final Lap.</b> As soon as a player's draw empties their pile, every other player "
-        "gets exactly one more turn, in turn order; then the game is over. (A swap never "
-        "empties a pile.)",
-    ),
-    (
-        "li",
-        "<b>Deadlock.</b> If as many turns in a row end in a swap or a pass as there are cards "
-        "left in all trays and piles together, the game ends at once.",
-    ),
-    (
-        "li",
-        "<b>End scoring.</b> Every box still open (not delivered, 3 or more donuts) scores its "
-        "full value to each of its majority holders. These are not deliveries.",
-    ),
-    (
-        "li",
-        "<b>Winner.</b> The highest score wins. A tie goes to the tied player with the most "
-        "boxes delivered; if they are still level, they share the win.",
-    ),
-)
-
-#: The reference card: two columns of (heading, items).
-REFERENCE: Final[tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]] = (
-    (
-        (
-            "Your turn: do exactly one",
-            (
-                "<b>Play a card</b>: turn it, lay it, lock its roll, check sealing, draw up to 4.",
-                "<b>Box it</b>: deliver an open box in which you own at least half the "
-                "donuts; no draw.",
-                "<b>Swap</b> a tray card under your pile and draw, only if no card can be laid.",
-                "<b>Pass</b>, only if no card can be laid and your pile is empty.",
-            ),
-        ),
-        (
-            "Setup",
-            (
-                "Each player takes a deck (60 cards for two), shuffles it and draws 4.",
-                "The first player turns the top card of their pile: the <b>start card</b>, "
-                "laid as printed. Its donuts are nobody's; a roll on it takes the flavour of "
-                "the next quarter clockwise.",
-            ),
-        ),
-        (
-            "Laying a card",
-            (
-                "Only on empty table, touching a donut edge to edge (a corner is not enough).",
-                "<b>One Good Match</b>: at least one touching pair agrees. Delivered donuts "
-                "make no pairs.",
-                "A Cinnamon Roll is wild as you lay it, then locks to a flavour it touches "
-                "(or, touching none, to a neighbour on its own card).",
-            ),
-        ),
-    ),
-    (
-        (
-            "Scoring",
-            (
-                "A <b>box</b> is a run of 3 or more same-flavour donuts, edge to edge.",
-                "Worth <b>1 point a donut</b>, <b>doubled</b> with a Cinnamon Roll in it.",
-                "<b>Sealed</b> (no empty space beside it): delivered at once to each majority "
-                "holder (the players owning most of its donuts).",
-                "<b>Boxed</b>: scores to the player who boxed it.",
-                "Delivered donuts freeze: mark them; they never grow or pair again. Runs under "
-                "3 never score.",
-            ),
-        ),
-        (
-            "The end",
-            (
-                "<b>Final Lap</b>: when a draw empties a pile, every other player has one more "
-                "turn.",
-                "<b>Deadlock</b>: as many swaps and passes in a row as cards left ends the game.",
-                "<b>End scoring</b>: every open box scores to its majority holders.",
-                "<b>Winner</b>: most points; then most boxes delivered; then shared.",
-            ),
-        ),
-        (
-            "Variants (combine freely)",
-            (
-                "<b>Perfect Match</b>: every donut in a touching pair must agree with one of "
-                "its partners.",
-                "<b>Splitzkies</b>: cards may sit half a card out of line.",
-                "<b>Coffee's For Closers</b>: a sealed box scores for the player who sealed it.",
-            ),
-        ),
-    ),
-)
+#: reportlab's paragraph markup (<b>, <i>).  The reference card: two columns
+#: of (heading, items).  Both are edited in ``rules_text.json``.
+RULES, REFERENCE = _load_text()
 
 
 def _figure_games() -> dict[str, list[tuple[Any, str]]]:

@@ -1,0 +1,147 @@
+"""Move generation: the legal actions of a position, shared by ``Game`` and
+``PlayerView`` (both ask ``legal_moves`` here, neither imports the other).
+
+This is the hot path of every AI and of move listing, so placements come
+from memo tables that are pure functions of their keys (bounded in size):
+
+- per matching rule, face and requirement, the fitting (rotation, lock)
+  choices (``MatchRule.fits``);
+- per face and (place, requirement), the list of moves, which most places
+  keep from one ply to the next;
+- per face and place, each move object once, reused whenever the place's
+  requirement changes back and forth.
+
+The tables are keyed by the matching rule object (``rules.match_rule``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from .counter import Counter
+from .geometry import OFFSET, STRIDE, xy
+from .moves import BOX, PASS, PLACE, SWAP, Move
+from .policy import MatchRule
+
+
+def legal_moves(
+    counter: Counter, match: MatchRule, faces: list[str], player: int, pile: int | None
+) -> list[Move]:
+    """Every legal action of ``player`` (to move) holding ``faces`` (distinct,
+    in tray order): placements, box-its, and when nothing can be placed a
+    swap per face or a pass.  ``pile``: the size of the player's pile, or
+    None in a free game (no swaps or passes)."""
+    out = placements(counter, faces, match)
+    placed = bool(out)
+    out.extend(box_moves(counter, player))
+    if pile is not None and not placed:
+        if pile:
+            out.extend(Move(SWAP, f) for f in faces)
+        else:
+            out.append(_PASS)
+    return out
+
+
+def can_place(counter: Counter, match: MatchRule, faces: Iterable[str]) -> bool:
+    """Can any of ``faces`` be placed anywhere on the counter?"""
+    faces = set(faces)
+    fits = match.fits
+    for key in {pk & 0xFFFF for pk in counter.places.values()}:
+        for face in faces:
+            if fits(face, key):
+                return True
+    return False
+
+
+def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Move]:
+    """Every legal placement of these faces on the counter, lock choices included."""
+    out: list[Move] = []
+    if not faces:
+        return out
+    tables = _TABLES.get(match)
+    if tables is None:
+        tables = _TABLES[match] = {}
+    places = counter.places.values()
+    extend = out.extend
+    for face in faces:
+        table = tables.get(face)
+        if table is None or len(table.lists) > _TABLE_LIMIT:
+            table = tables[face] = _FaceTable(face, match)
+        get = table.lists.get
+        for pk in places:
+            found = get(pk)
+            if found is None:
+                found = table.build(pk)
+            if found:
+                extend(found)
+    return out
+
+
+class _FaceTable:
+    """Memo tables of one face under one matching rule (see the module doc)."""
+
+    __slots__ = ("face", "lists", "match", "moves", "options")
+
+    def __init__(self, face: str, match: MatchRule) -> None:
+        self.face = face
+        self.match = match
+        self.options: dict[int, tuple[tuple[int, str], ...]] = {}  # fits per requirement
+        self.lists: dict[int, list[Move]] = {}
+        self.moves: dict[int, dict[tuple[int, str], Move]] = {}
+
+    def build(self, pk: int) -> list[Move]:
+        p = pk >> 16
+        key = pk & 0xFFFF
+        options = self.options.get(key)
+        if options is None:
+            options = self.options[key] = self.match.fits(self.face, key)
+        if not options:
+            self.lists[pk] = _NONE
+            return _NONE
+        made = self.moves.get(p)
+        if made is None:
+            made = self.moves[p] = {}
+        found = []
+        for fit in options:
+            move = made.get(fit)
+            if move is None:
+                y, x = divmod(p, STRIDE)
+                move = made[fit] = _new_move(
+                    Move, (PLACE, self.face, x - OFFSET, y - OFFSET, fit[0], fit[1])
+                )
+            found.append(move)
+        self.lists[pk] = found  # a list, never mutated
+        return found
+
+
+_NONE: Final[list[Move]] = []
+_PASS: Final = Move(PASS)
+_TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
+_TABLE_LIMIT: Final = 50_000
+_new_move = tuple.__new__
+
+
+def box_moves(counter: Counter, player: int) -> list[Move]:
+    """Box-its open to ``player``, each naming its run's first cell in reading order."""
+    box_ids = counter.box_ids
+    if not box_ids:
+        return []
+    firsts = []
+    runs = counter.runs
+    for rid in box_ids:
+        r = runs[rid]
+        if 2 * r.held[player] >= len(r.cells):
+            firsts.append(r.first)
+    firsts.sort()
+    return [_box_move(c) for c in firsts]
+
+
+def _box_move(c: int) -> Move:
+    found = _BOX_MEMO.get(c)
+    if found is None:
+        found = _BOX_MEMO[c] = Move(BOX, "", *xy(c))
+    return found
+
+
+_BOX_MEMO: Final[dict[int, Move]] = {}
