@@ -56,6 +56,7 @@ from ..core.moves import BOX, PASS, PLACE, SWAP, Move
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
 from .codec import ActionCodec
+from .observation import ObservationEncoder, ObservationLayout
 
 TRAY_SLOTS: Final = GAME_INFO.tray_size
 CHOICES: Final = 16
@@ -529,9 +530,8 @@ class CentredLayout:
         return (self.planes, self.board, self.board)
 
     @cached_property
-    def feature_layout(self):  # type: ignore[no-untyped-def]
-        from .observation import ObservationLayout
-
+    def feature_layout(self) -> ObservationLayout:
+        """The features' layout (``observation.py``, without its board)."""
         return ObservationLayout(self.players, 0)
 
     @cached_property
@@ -591,8 +591,6 @@ class CentredEncoder:
             raise ValueError(f"board must be an even integer of at least 8, not {board!r}")
         self.codec = codec
         self.layout = CentredLayout(players, board, codec.places, codec.boxes)
-        from .observation import ObservationEncoder
-
         self._features = ObservationEncoder(players, 0)
 
     def origin(self, counter: Counter) -> tuple[int, int, int]:
@@ -746,7 +744,6 @@ class Encoder:
             self.bounds = self.centred.layout.bounds
         else:
             from .codec import default_window
-            from .observation import ObservationEncoder
 
             self.board = default_window(players) if window is None else window
             self.codec = ActionCodec(rules, self.board)
