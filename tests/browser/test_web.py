@@ -141,7 +141,7 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     ghosts.first.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
-    page.wait_for_function("document.querySelectorAll('#log li').length >= 2")
+    page.wait_for_function("() => document.querySelectorAll('#log li').length >= 2")
     first = page.locator("#log li code").first.inner_text()
     assert label is not None and first.split("@")[0] in label
     page.wait_for_selector("text=Your turn")
@@ -177,7 +177,9 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     info = page.locator("#preview").inner_text()
     assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
     page.click("text=Box it: 8 donuts, 8 pts")
-    page.wait_for_function("document.querySelector('#scores tbody tr').innerText.includes('8 pts')")
+    page.wait_for_function(
+        "() => document.querySelector('#scores tbody tr').innerText.includes('8 pts')"
+    )
     row = page.locator("#scores tbody tr >> nth=0").inner_text()
     assert re.search(r"(^|\s)1 box(\s|$)", row), row
     # The log says it in words, with the notation beside.
@@ -204,7 +206,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     page.wait_for_selector("text=Your turn")
     page.keyboard.press("h")
     page.wait_for_function(
-        "document.querySelector('#preview').textContent.startsWith('Hint:')", timeout=20_000
+        "() => document.querySelector('#preview').textContent.startsWith('Hint:')", timeout=20_000
     )
     text = page.inner_text("#preview")
     hint = re.match(r"Hint: card (\d) \(([A-Z]{4})\) turned (\d+)° at (-?\d+),(-?\d+)", text)
@@ -220,7 +222,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     marked.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
-    page.wait_for_function("document.querySelectorAll('#log li').length >= 1")
+    page.wait_for_function("() => document.querySelectorAll('#log li').length >= 1")
     assert page.locator("#log li code").first.inner_text().startswith(f"{face}@{x},{y}/{turn}")
     assert page.locator("#board .ghost.hint").count() == 0  # the hint was for that position
     page.context.close()  # type: ignore[attr-defined]
