@@ -159,8 +159,7 @@ def run_bench(
         if step is not None:
             step(text)
 
-    out(f"machine: {machine()}")
-    out(f"core: {core_name()}")
+    out(f"machine: {machine()}; core: {core_name()}")
     results: dict[str, dict[str, float]] = {}
     for n, layout in enumerate(LAYOUTS, 1):
         rules = Rules(layout=layout)

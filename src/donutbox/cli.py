@@ -761,6 +761,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .render.commands import add_commands
 
     add_commands(sub, _Parser)
+    from .analyse_cmd import add_analyse  # the ai helper's command (ai/analysis.py)
+
+    add_analyse(sub)
     _help_command(sub, parser)
     return parser
 

@@ -584,12 +584,16 @@ def _names(players: int | Sequence[str]) -> list[str]:
         if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
             raise InputError(f"a game has 2 to 4 players, not {players}")
         return [f"Player {i + 1}" for i in range(players)]
-    names = list(players)
-    if not GAME_INFO.min_players <= len(names) <= GAME_INFO.max_players:
-        raise InputError(f"a game has 2 to 4 players, not {len(names)}")
-    for name in names:
+    # list[object]: callers may pass anything, and the compiled core checks
+    # declared types on the way in (a TypeError instead of this InputError).
+    given: list[object] = list(players)
+    if not GAME_INFO.min_players <= len(given) <= GAME_INFO.max_players:
+        raise InputError(f"a game has 2 to 4 players, not {len(given)}")
+    names: list[str] = []
+    for name in given:
         if not isinstance(name, str):
             raise InputError("player names must be strings")
+        names.append(name)
         if len(name) > GAME_INFO.max_name_length:
             raise InputError(f"a player name is longer than {GAME_INFO.max_name_length} characters")
         try:
