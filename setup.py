@@ -63,6 +63,7 @@ class BuildExtOrPure(build_ext):
     whatever was built and carry on: the wheel then holds the pure core."""
 
     def run(self) -> None:
+        self._remove_stale()
         try:
             super().run()
         except Exception as exc:
@@ -74,6 +75,19 @@ class BuildExtOrPure(build_ext):
                 for path in (self.get_ext_fullpath(ext.name),):
                     if os.path.exists(path):
                         os.remove(path)
+
+    def _remove_stale(self) -> None:
+        # An earlier build's extension modules in build/lib (another module
+        # list, another mypyc group) would be packed into the wheel too, and
+        # two groups cannot share the core's modules: remove them first.
+        expected = {os.path.abspath(self.get_ext_fullpath(e.name)) for e in self.extensions}
+        for folder in (self.build_lib, os.path.join(self.build_lib, "donutbox", "core")):
+            if not os.path.isdir(folder):
+                continue
+            for name in os.listdir(folder):
+                path = os.path.abspath(os.path.join(folder, name))
+                if name.endswith((".so", ".pyd")) and path not in expected:
+                    os.remove(path)
 
 
 setup(ext_modules=_ext_modules(), cmdclass={"build_ext": BuildExtOrPure})
