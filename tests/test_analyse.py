@@ -112,6 +112,18 @@ def test_analysis_never_reads_the_hidden_cards() -> None:
     assert first_a == first_b
 
 
+def test_one_ply_for_a_worker_equals_the_whole_analysis(tmp_path: Path) -> None:
+    from donutbox.ai.analysis import analyse_ply
+
+    record = json.loads(_short_record(tmp_path, 4).read_text())
+    whole = analyse_game(donutbox.core.replay(record), iterations=30, seed=3)
+    assert [analyse_ply(record, p, iterations=30, seed=3) for p in range(4)] == [
+        m.to_dict() for m in whole
+    ]
+    with pytest.raises(donutbox.core.InputError, match="ply must be from 0 to 3"):
+        analyse_ply(record, 4, iterations=30)
+
+
 def _short_record(tmp_path: Path, plies: int = 6) -> Path:
     game = donutbox.Game.new(seed=12)
     rng = random.Random(5)

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..core import Game, InputError, Move
-from ..core.replay import cut
+from ..core.replay import cut, replay
 from .mcts import MctsAgent
 
 #: (mark, smallest drop in winning chance), worst first.
@@ -129,6 +129,28 @@ def analyse_move(
     )
 
 
+def analyse_ply(
+    record: dict[str, Any],
+    ply: int,
+    seconds: float | None = DEFAULT_SECONDS,
+    iterations: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One move of a record, for a worker process (picklable arguments and
+    result): ``analyse_move`` of the record's move ``ply`` as a dict.  A
+    server runs one of these per move in its AI workers, so it can report
+    progress (``ply + 1`` of ``len(record["moves"])``) and let live games'
+    AI moves go between them; the same seed and budget as ``analyse_game``
+    give the same answers.  RecordError / IllegalMove for a bad record,
+    InputError for a ply out of range or a free game."""
+    game = replay(record)
+    if game.free:
+        raise InputError("a free game (analysis board) has no trays to analyse from")
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply < game.ply:
+        raise InputError(f"ply must be from 0 to {game.ply - 1}")
+    return analyse_move(cut(game, ply), game.history[ply], seconds, iterations, seed).to_dict()
+
+
 def summary(analysis: list[MoveAnalysis], players: int) -> list[dict[str, Any]]:
     """Per player: moves, marks counted, and the mean drop."""
     out = []
@@ -195,4 +217,14 @@ def plot(game: Game, analysis: list[MoveAnalysis], path: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["DEFAULT_SECONDS", "MARKS", "MoveAnalysis", "analyse_game", "analyse_move", "mark"]
+__all__ = [
+    "DEFAULT_SECONDS",
+    "MARKS",
+    "MoveAnalysis",
+    "analyse_game",
+    "analyse_move",
+    "analyse_ply",
+    "mark",
+    "plot",
+    "to_json",
+]
