@@ -42,12 +42,17 @@ COMPILED = [
 ]
 
 
-def _editable() -> bool:
-    return any(a in ("editable_wheel", "develop") for a in sys.argv[1:])
+def _compiling() -> bool:
+    """Only a build compiles: not an editable install (``editable_wheel``,
+    ``develop``), nor the metadata steps (``egg_info``, ``dist_info``)."""
+    commands = set(sys.argv[1:])
+    if commands & {"editable_wheel", "develop"}:
+        return False
+    return bool(commands & {"bdist_wheel", "build", "build_ext", "install", "bdist"})
 
 
 def _ext_modules() -> list[object]:
-    if os.environ.get("DONUTBOX_PURE", "") not in ("", "0") or _editable():
+    if os.environ.get("DONUTBOX_PURE", "") not in ("", "0") or not _compiling():
         return []
     try:
         from mypyc.build import mypycify
