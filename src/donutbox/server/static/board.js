@@ -143,6 +143,10 @@ export function drawBoard(on, refit = false) {
   // The order each recent move comes in: ply -> index.
   const order = new Map(recent.map((r, i) => [r.ply, i]));
   const lastIndex = recent.length ? recent.length - 1 : 0;
+  // Owner marks stay at least 8 screen pixels across when zoomed out (a
+  // phone showing a large counter), and at most 0.42 of a donut.
+  const px = svg.clientWidth ? svg.clientWidth / view.w : 40;
+  const markSize = Math.min(0.42, Math.max(0.24, 8 / px));
   const groups = new Map();
   const cardGroup = (c) => {
     const card = made.get(`${c.x},${c.y}`) || null;
@@ -169,7 +173,7 @@ export function drawBoard(on, refit = false) {
     const owner = c.owner === null ? null : player(c.owner);
     const edge = owner ? owner.colour : neutral();
     g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": owner ? "" : "0.1 0.08" }));
-    if (owner) g.append(markShape(owner.mark, c.x + 0.13, c.y + 0.13, 0.2, { fill: owner.colour, stroke: "#fff", "stroke-width": 0.025, class: "owner-mark" }));
+    if (owner) g.append(markShape(owner.mark, c.x + markSize / 2 + 0.12, c.y + markSize / 2 + 0.12, markSize, { fill: owner.colour, stroke: "#fff", "stroke-width": markSize / 8, class: "owner-mark" }));
     g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${s.players[c.owner] || owner.name}'s` : ", the start card");
     into.g.append(g);
   }

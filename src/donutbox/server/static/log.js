@@ -7,6 +7,8 @@ import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
 import { recentMoves, say, leadText, leader } from "./recent.js";
 
+const joined = new Set(); // "game:seat" seen connected on this page
+
 export function drawSide() {
   // In the replay: the scores and counts of the move shown, not the end's.
   const r = store.replay;
@@ -33,9 +35,11 @@ export function drawSide() {
     first.style.setProperty("--owner", player(p).colour);
     if (s.presence) {
       first.prepend(presenceDot(p));
+      const key = `${s.id}:${p}`;
+      if (s.presence.connected[p]) joined.add(key);
       if (s.seats[p] === "human" && !s.presence.connected[p] && p !== s.player) {
         tr.classList.add("away");
-        first.append(h("span", { className: "away-tag" }, s.history.length ? "disconnected" : "not joined"));
+        first.append(h("span", { className: "away-tag" }, s.history.length || joined.has(key) ? "disconnected" : "not joined"));
       }
     }
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
