@@ -40,7 +40,7 @@ def _aim(page: Any, move: str) -> Any:
     for _ in range(((rot - page.evaluate("window.donutbox.rotation")) // 90) % 4):
         page.click("#btn-rotate")
     assert page.evaluate("window.donutbox.rotation") == rot
-    return page.locator(f"#board .ghost[aria-label='place {face} at {x},{y}']")
+    return page.locator(f"#board .ghost[data-place='{face}@{x},{y}']")
 
 
 def _settle(page: Any) -> None:

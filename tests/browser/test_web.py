@@ -137,7 +137,7 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     if not found:  # a rare deal where nothing fits: the rules say swap
         assert page.locator("#extra button", has_text="Swap").count() > 0
         pytest.skip("this deal allows no placement at the start (a swap is offered)")
-    label = ghosts.first.get_attribute("aria-label")
+    label = ghosts.first.get_attribute("data-place")
     ghosts.first.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
@@ -215,7 +215,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     assert page.evaluate("window.donutbox.rotation") == int(turn)
     marked = page.locator("#board .ghost.hint")
     assert marked.count() == 1
-    assert marked.get_attribute("aria-label") == f"place {face} at {x},{y}"
+    assert marked.get_attribute("data-place") == f"{face}@{x},{y}"
     page.screenshot(path=str(SHOTS / "hint.png"))
     marked.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose

@@ -74,7 +74,7 @@ export function choose(moves, at = null) {
   extra.replaceChildren(document.createTextNode("Lock the Cinnamon Roll to: "));
   for (const m of moves) {
     const f = m.split("=")[1];
-    extra.append(button(`${f} · ${NAMES[f]}`, () => send(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f], className: "lock" }));
+    extra.append(button(`${f} · ${NAMES[f]}`, () => send(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f], className: "lock", "data-lock": f }));
   }
   extra.querySelector("button").focus();
 }
