@@ -73,6 +73,8 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     page.click("#tut-next")
     expect(lesson).to_contain_text("Final Lap: Box it", timeout=20_000)
     expect(page.locator("#banner")).to_contain_text("your last turn")
+    page.wait_for_timeout(1500)  # the tutor's card has come in
+    page.screenshot(path=str(SHOTS / "final-lap.png"))
     page.get_by_role("button", name=re.compile("^Box it")).click()
     expect(lesson).to_contain_text("end scoring")
     expect(page.get_by_role("region", name=re.compile("Game over"))).to_be_visible()
@@ -163,6 +165,7 @@ def test_each_log_entry_shows_its_move_on_the_board_during_the_game(live: str, c
     assert looked.get_attribute("x") == str(int(p.group(1)) + 0.02).rstrip("0").rstrip(".") or True
     expect(looked).to_have_count(1)
     expect(page.locator("#log li.current")).to_have_count(1)
+    page.screenshot(path=str(SHOTS / "log-look.png"))
     # The notation stays beside each entry.
     expect(page.locator("#log li code").first).to_have_text(s["history"][0])
     page.keyboard.press("Escape")
@@ -329,3 +332,24 @@ def test_the_end_screen_shows_the_winner_without_scrolling_on_a_phone(live: str,
     assert header["height"] <= 60, header  # the header does not eat the screen
     winner = page.locator(".ranking tr.winner").first.bounding_box()
     assert winner["y"] + winner["height"] <= 844
+
+
+def test_the_tutorial_on_a_phone(live: str, chromium: Any) -> None:
+    page = page_for(chromium, live + "/", width=390)
+    header = page.locator("header").bounding_box()
+    assert header["height"] <= 60, header
+    page.get_by_role("button", name="Tutorial", exact=True).click()
+    page.click("#tut-next")
+    expect(page.locator("#tutorial")).to_contain_text("Placing and matching")
+    page.keyboard.press("1")
+    page.click("#btn-rotate")
+    expect(page.locator("#board .ghost.hint")).to_have_count(1)
+    # The lesson and the board's marked place are on the first screen.
+    for sel in ("#tutorial", "#board .ghost.hint"):
+        box = page.locator(sel).bounding_box()
+        assert box["y"] + min(box["height"], 40) <= 844, (sel, box)
+    # Donuts stay readable: a donut at least 20 px across at the fitted zoom.
+    donut = page.locator("#board image").first.bounding_box()
+    assert donut["width"] >= 20, donut
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(SHOTS / "phone-tutorial.png"))

@@ -16,7 +16,7 @@ function drawToggle() {
   const b = $("#btn-sound");
   const on = soundOn();
   b.setAttribute("aria-pressed", on ? "true" : "false");
-  b.textContent = on ? "🔊 Sound" : "🔇 Sound";
+  b.textContent = on ? "♪ Sound on" : "♪ Sound off";
   b.title = on ? "Sound is on: your turn, a seal" : "Sound is off";
 }
 

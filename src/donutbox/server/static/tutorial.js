@@ -85,6 +85,7 @@ export function leaveTutorial() {
 // tutor's move after a pause, and draw the lesson.
 export function followTutorial(send) {
   const box = $("#tutorial");
+  $("#play").classList.toggle("tutoring", tutorialOn());
   if (!tutorialOn()) { box.hidden = true; return; }
   const s = store.state, t = store.tutorial;
   const n = s.history.length;
