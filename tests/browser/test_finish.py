@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,12 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 ROOT = Path(__file__).resolve().parents[2]
 DEAL = ROOT / "src" / "donutbox" / "server" / "static" / "tutorial" / "deal.json"
+
+
+def _get(url: str, token: str) -> dict[str, Any]:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
 
 
 def _state(page: Any) -> dict[str, Any]:
@@ -54,7 +61,7 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     lock = page.get_by_role("button", name="lock to Donut Holes")
     expect(lock).to_be_visible()
     expect(page.locator("#extra .lock").first).to_be_focused()
-    page.screenshot(path=str(SHOTS / "tutorial.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "tutorial.png"))
     lock.click()  # the wrong one: said why, not played
     expect(page.locator("#error")).to_contain_text("Strawberry")
     assert len(_state(page)["history"]) == 2
@@ -74,7 +81,7 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     expect(lesson).to_contain_text("Final Lap: Box it", timeout=20_000)
     expect(page.locator("#banner")).to_contain_text("your last turn")
     page.wait_for_timeout(1500)  # the tutor's card has come in
-    page.screenshot(path=str(SHOTS / "final-lap.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "final-lap.png"))
     page.get_by_role("button", name=re.compile("^Box it")).click()
     expect(lesson).to_contain_text("end scoring")
     expect(page.get_by_role("region", name=re.compile("Game over"))).to_be_visible()
@@ -99,7 +106,9 @@ def test_the_last_move_comes_in_one_move_after_the_other(live: str, chromium: An
     for _ in range(int(move.split("/")[1]) // 90):
         page.click("#btn-rotate")
     page.locator(f"#board .ghost[data-place='{face}@{x},{y}']").dispatch_event("click")
-    page.wait_for_function("() => { const s = window.donutbox.state; return s.history.length >= 3 && !s.thinking; }")
+    page.wait_for_function(
+        "() => { const s = window.donutbox.state; return s.history.length >= 3 && !s.thinking; }"
+    )
     marks = page.locator("#board rect.last")
     expect(marks).to_have_count(2)
     anim = page.evaluate(
@@ -119,7 +128,10 @@ def test_the_last_move_comes_in_one_move_after_the_other(live: str, chromium: An
     page.emulate_media(reduced_motion="reduce")
     page.goto(f"{live}/#game={game['id']}")
     expect(page.locator("#board rect.last")).to_have_count(2)
-    names = page.evaluate("() => [...document.querySelectorAll('#board rect.last, #board g.arrive')].map((r) => getComputedStyle(r).animationName)")
+    names = page.evaluate(
+        "() => [...document.querySelectorAll('#board rect.last, #board g.arrive')]"
+        ".map((r) => getComputedStyle(r).animationName)"
+    )
     assert set(names) == {"none"}
 
 
@@ -138,15 +150,16 @@ def test_a_seal_and_a_box_going_away_are_animated(live: str, chromium: Any) -> N
     page.wait_for_function("() => window.donutbox.state.history.length >= 3")
     gone = page.locator("#board g.gone")
     expect(gone).to_have_count(8)  # 4 start + 4 Ann's Chocolate
-    assert page.evaluate("() => getComputedStyle(document.querySelector('#board g.gone')).animationName") == "gone"
+    name = "() => getComputedStyle(document.querySelector('#board g.gone')).animationName"
+    assert page.evaluate(name) == "gone"
 
 
-def test_each_log_entry_shows_its_move_on_the_board_during_the_game(live: str, chromium: Any) -> None:
+def test_each_log_entry_shows_its_move_on_the_board_mid_game(live: str, chromium: Any) -> None:
     game = post(live + "/api/games", {"opponent": "hotseat", "seed": 3})
     token = game["owner_token"]
     gid = game["id"]
     for _ in range(3):
-        s = json.loads(urllib.request.urlopen(urllib.request.Request(f"{live}/api/games/{gid}", headers={"Authorization": f"Bearer {token}"})).read())
+        s = _get(f"{live}/api/games/{gid}", token)
         move = next(m for m in s["legal"] if "@" in m)
         post(f"{live}/api/games/{gid}/moves", {"move": move, "version": s["version"]}, token)
     page = page_for(chromium, f"{live}/#game={gid}", token)
@@ -165,7 +178,7 @@ def test_each_log_entry_shows_its_move_on_the_board_during_the_game(live: str, c
     assert looked.get_attribute("x") == str(int(p.group(1)) + 0.02).rstrip("0").rstrip(".") or True
     expect(looked).to_have_count(1)
     expect(page.locator("#log li.current")).to_have_count(1)
-    page.screenshot(path=str(SHOTS / "log-look.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "log-look.png"))
     # The notation stays beside each entry.
     expect(page.locator("#log li code").first).to_have_text(s["history"][0])
     page.keyboard.press("Escape")
@@ -178,21 +191,33 @@ def _simulate(rgb: Any, kind: str) -> Any:
 
     # Machado et al. (2009) matrices at full severity, on linear-ish RGB; greyscale by luma.
     m = {
-        "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
-        "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
-        "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+        "protanopia": [
+            [0.152286, 1.052583, -0.204868],
+            [0.114503, 0.786281, 0.099216],
+            [-0.003882, -0.048116, 1.051998],
+        ],
+        "deuteranopia": [
+            [0.367322, 0.860646, -0.227968],
+            [0.280085, 0.672501, 0.047413],
+            [-0.011820, 0.042940, 0.968881],
+        ],
+        "tritanopia": [
+            [1.255528, -0.076749, -0.178779],
+            [-0.078411, 0.930809, 0.147602],
+            [0.004733, 0.691367, 0.303900],
+        ],
         "greyscale": [[0.299, 0.587, 0.114]] * 3,
     }[kind]
     return np.clip(rgb @ np.array(m).T, 0, 255)
 
 
-def test_owners_differ_in_greyscale_and_colour_blindness_at_phone_size(live: str, chromium: Any) -> None:
+def test_owners_differ_in_greyscale_and_colour_blindness(live: str, chromium: Any) -> None:
     np = pytest.importorskip("numpy")
     image = pytest.importorskip("PIL.Image")
     game = post(live + "/api/games", {"opponent": "hotseat", "players": 4, "seed": 11})
     token, gid = game["owner_token"], game["id"]
     for _ in range(4):
-        s = json.loads(urllib.request.urlopen(urllib.request.Request(f"{live}/api/games/{gid}", headers={"Authorization": f"Bearer {token}"})).read())
+        s = _get(f"{live}/api/games/{gid}", token)
         move = next(m for m in s["legal"] if "@" in m)
         post(f"{live}/api/games/{gid}/moves", {"move": move, "version": s["version"]}, token)
     page = page_for(chromium, "", token, width=390)
@@ -204,7 +229,8 @@ def test_owners_differ_in_greyscale_and_colour_blindness_at_phone_size(live: str
     owners = page.evaluate(
         """() => [...document.querySelectorAll('#board .owner-mark')].map((m) => {
              const r = m.getBoundingClientRect();
-             return {owner: m.closest('g.card-on').getAttribute('aria-label').split("'s")[0], x: r.x, y: r.y, w: r.width, h: r.height};
+             const label = m.closest('g.card-on').getAttribute('aria-label');
+             return {owner: label.split("'s")[0], x: r.x, y: r.y, w: r.width, h: r.height};
            })"""
     )
     # The donuts hidden: what is left at each corner is the owner's mark
@@ -224,8 +250,10 @@ def test_owners_differ_in_greyscale_and_colour_blindness_at_phone_size(live: str
     montage = image.new("RGB", (72 * 4, 72 * 4))
     for p, cs in crops.items():
         for i, c in enumerate(cs):
-            montage.paste(image.fromarray(c.astype("uint8")).resize((72, 72)), (i * 72, p * 72)) if i < 4 else None
-    montage.save(SHOTS / "owner-marks.png")
+            if i < 4:
+                tile = image.fromarray(c.astype("uint8")).resize((72, 72))
+                montage.paste(tile, (i * 72, p * 72))
+    montage.save(Path(tempfile.gettempdir()) / "donutbox-owner-marks.png")
 
     def apart(x: Any, y: Any) -> float:
         # The mean difference at the best alignment (up to 1 px either way).
@@ -248,7 +276,7 @@ def test_owners_differ_in_greyscale_and_colour_blindness_at_phone_size(live: str
                 assert other > same * 1.3 + 3, (kind, a, i, other, same)
 
 
-def test_saved_games_show_opponent_date_score_turn_and_can_be_deleted(live: str, chromium: Any) -> None:
+def test_saved_games_show_who_when_score_turn_and_delete(live: str, chromium: Any) -> None:
     a = post(live + "/api/games", {"opponent": "random", "seed": 4, "names": ["Ann", "Random 2"]})
     token = a["owner_token"]
     b = post(live + "/api/games", {"opponent": "hotseat", "names": ["Cy", "Di"]}, token)
@@ -281,7 +309,9 @@ def test_an_absent_player_is_marked_and_long_names_are_cut(live: str, chromium: 
     name = row.locator(".name")
     expect(name).to_have_attribute("title", long)
     expect(name).to_have_text(long)  # the accessible name is the whole name
-    assert name.evaluate("n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'")
+    assert name.evaluate(
+        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'"
+    )
     bob = page_for(chromium, live + online["seats"][1]["link"])
     expect(row).not_to_have_class(re.compile("away"))
     bob.context.close()
@@ -294,7 +324,10 @@ def test_sound_is_off_by_default_one_toggle_and_remembered(live: str, chromium: 
     page.add_init_script(
         """window.__notes = 0;
            const orig = AudioContext.prototype.createOscillator;
-           AudioContext.prototype.createOscillator = function () { window.__notes++; return orig.call(this); };"""
+           AudioContext.prototype.createOscillator = function () {
+             window.__notes++;
+             return orig.call(this);
+           };"""
     )
     page.goto(live + "/")
     toggle = page.get_by_role("button", name=re.compile("Sound"))
@@ -307,20 +340,25 @@ def test_sound_is_off_by_default_one_toggle_and_remembered(live: str, chromium: 
     toggle.click()
     expect(toggle).to_have_attribute("aria-pressed", "true")
     page.reload()
-    expect(page.get_by_role("button", name=re.compile("Sound"))).to_have_attribute("aria-pressed", "true")
+    again = page.get_by_role("button", name=re.compile("Sound"))
+    expect(again).to_have_attribute("aria-pressed", "true")
     expect(page.locator("#status")).to_contain_text("Your turn")
     before = page.evaluate("window.__notes")
     s = _state(page)
     move = next(m for m in s["legal"] if "@" in m)
     page.evaluate(
-        "([m, v, id, t]) => fetch(`/api/games/${id}/moves`, {method: 'POST', headers: {'Content-Type': 'application/json', Authorization: `Bearer ${t}`}, body: JSON.stringify({move: m, version: v})})",
+        """([m, v, id, t]) => fetch(`/api/games/${id}/moves`, {
+             method: 'POST',
+             headers: {'Content-Type': 'application/json', Authorization: `Bearer ${t}`},
+             body: JSON.stringify({move: m, version: v}),
+           })""",
         [move, s["version"], game["id"], game["owner_token"]],
     )
     # The AI answers; it is your turn again: two notes.
     page.wait_for_function("n => window.__notes >= n + 2", arg=before)
 
 
-def test_the_end_screen_shows_the_winner_without_scrolling_on_a_phone(live: str, chromium: Any) -> None:
+def test_the_end_screen_shows_the_winner_on_a_phones_first_screen(live: str, chromium: Any) -> None:
     record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
     done = post(live + "/api/games/import", record)
     page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"], width=390)
@@ -352,4 +390,4 @@ def test_the_tutorial_on_a_phone(live: str, chromium: Any) -> None:
     donut = page.locator("#board image").first.bounding_box()
     assert donut["width"] >= 20, donut
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    page.screenshot(path=str(SHOTS / "phone-tutorial.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "phone-tutorial.png"))

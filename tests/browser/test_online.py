@@ -325,9 +325,9 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
             _wait_version(page, version)
         if moves == 6:
             _check_turn(pages, _state(ann)["to_move"])
-            ann.screenshot(path=str(SHOTS / "online-seat.png"))
+            ann.screenshot(animations="disabled", path=str(SHOTS / "online-seat.png"))
             _same_game(ann, watcher)
-            watcher.screenshot(path=str(SHOTS / "online-spectator.png"))
+            watcher.screenshot(animations="disabled", path=str(SHOTS / "online-spectator.png"))
         if moves % 10 == 0:
             _same_game(ann, watcher)
         if moves == 12 and not _state(ann)["finished"]:

@@ -529,7 +529,7 @@ def test_a_game_in_progress_at_desktop_and_phone_size(live: str, chromium: Any) 
             sum(bool(PLACE_RE.match(m)) for m in recent)
         )
         assert page.locator("#open-boxes li").count() == min(len(state["boxes"]), 7)
-        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         page.context.close()
 
 
@@ -723,7 +723,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
                 split[p]["boxed"],
                 split[p]["end"],
             ]
-        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         if width > 600:
             half = len(state["history"]) // 2
             page.click("#btn-replay")
@@ -733,7 +733,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
             expect(page.locator("#scores tbody tr >> nth=0 >> td >> nth=1")).to_have_text(
                 f"{position['scores'][0]} pts"
             )
-            page.screenshot(path=str(SHOTS / "replay.png"))
+            page.screenshot(animations="disabled", path=str(SHOTS / "replay.png"))
         page.context.close()
 
 
