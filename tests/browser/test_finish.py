@@ -284,12 +284,12 @@ def test_saved_games_show_who_when_score_turn_and_delete(live: str, chromium: An
     page.click("#btn-games")
     items = page.locator("#saved-list li.saved")
     expect(items).to_have_count(2)
-    expect(items.nth(0)).to_contain_text("Hotseat: Cy, Di")
+    expect(items.nth(0)).to_contain_text("Cy vs Di · hotseat")
     expect(items.nth(0)).to_contain_text("Cy 0 – Di 0 · Cy to move")
-    expect(items.nth(1)).to_contain_text("vs Ann, Random 2")
+    expect(items.nth(1)).to_contain_text("Ann vs Random 2")
     expect(items.nth(1)).to_contain_text(re.compile(r"\d{4}"))  # the date, with its year
     page.on("dialog", lambda d: d.accept())
-    page.get_by_role("button", name=re.compile("^Delete the game Hotseat: Cy, Di")).click()
+    page.get_by_role("button", name=re.compile("^Delete the game Cy vs Di · hotseat")).click()
     expect(items).to_have_count(1)
     req = urllib.request.Request(f"{live}/api/games", headers={"Authorization": f"Bearer {token}"})
     assert [g["id"] for g in json.loads(urllib.request.urlopen(req).read())] == [a["id"]]

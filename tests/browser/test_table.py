@@ -432,7 +432,7 @@ def test_this_browsers_games_carry_its_owner_token(live: str, chromium: Any) -> 
     assert page.evaluate("localStorage.getItem('donutbox.owner')") == minted
     game = _state(page)["id"]
     page.click("#btn-games")
-    expect(page.locator("#saved-list button")).to_have_count(1)
+    expect(page.locator("#saved-list button.open")).to_have_count(1)
     assert bearers[0] is None and bearers[1:] and set(bearers[1:]) == {f"Bearer {minted}"}
     assert sockets and all(s.endswith(f"/api/games/{game}/ws?token={minted}") for s in sockets)
     other = page_for(chromium, f"{live}/#game={game}")

@@ -215,7 +215,7 @@ async function showSaved() {
     const li = h("li", { className: "saved" });
     const when = g.updated ? new Date(g.updated).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
     const players = g.players || [];
-    const opponent = g.mode === "hotseat" ? `Hotseat: ${players.join(", ")}` : `vs ${players.filter((p) => p !== "You").join(", ") || players.join(", ")}`;
+    const opponent = `${players.join(" vs ")}${g.mode === "hotseat" ? " · hotseat" : ""}`;
     const b = h("button", { type: "button", className: "open" });
     b.append(h("span", { className: "who" }, opponent), h("span", { className: "when" }, when));
     const detail = h("span", { className: "detail" }, `${g.title} · ${g.moves} moves${g.finished ? " · finished" : ""}`);
