@@ -44,7 +44,7 @@ export function drawSide() {
     }
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
     tr.append(first);
-    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, String(s.delivered[p]), String(s.pile_sizes[p])]) {
+    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, String(s.pile_sizes[p])]) {
       tr.append(h("td", {}, text));
     }
     tr.cells[2].className = "ifnow";
