@@ -117,7 +117,7 @@ def _open(browser: object, url: str, owner: str | None = None, **options: object
 def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object) -> None:
     page = _open(browser, server + "/", viewport={"width": 1280, "height": 900})
     page.select_option("select[name=opponent]", "easy")
-    page.screenshot(path=str(SHOTS / "new-game.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "new-game.png"))
     page.click("#new-game button[type=submit]")
     page.wait_for_selector("text=Your turn")
     # Pick a tray card, rotate it with the R key, place it by clicking.  The
@@ -137,7 +137,7 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     if not found:  # a rare deal where nothing fits: the rules say swap
         assert page.locator("#extra button", has_text="Swap").count() > 0
         pytest.skip("this deal allows no placement at the start (a swap is offered)")
-    label = ghosts.first.get_attribute("aria-label")
+    label = ghosts.first.get_attribute("data-place")
     ghosts.first.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
@@ -188,7 +188,7 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         last.locator(".say").inner_text() == "Ann boxed the run at 0,0: 8 donuts, 8 points to Ann."
     )
     assert last.locator("code").inner_text() == "box@0,0"
-    page.screenshot(path=str(SHOTS / "phone-box-it.png"), full_page=True)
+    page.screenshot(animations="disabled", path=str(SHOTS / "phone-box-it.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
 
@@ -217,8 +217,8 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     assert page.evaluate("window.donutbox.rotation") == int(turn)
     marked = page.locator("#board .ghost.hint")
     assert marked.count() == 1
-    assert marked.get_attribute("aria-label") == f"place {face} at {x},{y}"
-    page.screenshot(path=str(SHOTS / "hint.png"))
+    assert marked.get_attribute("data-place") == f"{face}@{x},{y}"
+    page.screenshot(animations="disabled", path=str(SHOTS / "hint.png"))
     marked.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
@@ -252,7 +252,7 @@ def test_hotseat_covers_the_next_players_cards_until_they_take_the_device(
     assert page.locator("#board .ghost").count() == 0  # where cards fit tells of the tray
     assert page.locator("#boxes button, #extra button").count() == 0
     assert page.is_hidden("#btn-hint") and page.is_hidden("#btn-rotate")
-    page.screenshot(path=str(SHOTS / "hotseat-curtain.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "hotseat-curtain.png"))
     page.click("text=I am Player 2: show my cards")
     page.wait_for_selector("text=Your turn, Player 2")
     assert page.is_visible("#tray") and page.locator("#tray .card").count() == 4
@@ -329,7 +329,7 @@ def test_how_to_play(server: str, browser: object) -> None:
     assert href is not None
     with urllib.request.urlopen(server + href, timeout=30) as r:
         assert r.read(5) == b"%PDF-"
-    page.screenshot(path=str(SHOTS / "how-to-play.png"), full_page=True)
+    page.screenshot(animations="disabled", path=str(SHOTS / "how-to-play.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
 
