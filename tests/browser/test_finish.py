@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import SHOTS, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
