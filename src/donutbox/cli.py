@@ -548,12 +548,19 @@ def _skill_pairs(texts: list[str] | None) -> list[tuple[str, str]]:
     for text in texts:
         if text.strip().lower() == "none":
             continue
-        names = _agent_list(text)
+        from .ai import agent_info
+
+        names = [a.strip() for a in text.split(",")]
         if len(names) != 2 or names[0] == names[1]:
             raise UsageError(
                 f"--skill {printable(text)}: name two different agents, STRONG,WEAK "
                 "(e.g. heuristic,greedy)"
             )
+        for a in names:
+            try:
+                agent_info(a)
+            except DonutboxError as err:
+                raise UsageError(f"--skill: {err}") from None
         pairs.append((names[0], names[1]))
     return pairs
 

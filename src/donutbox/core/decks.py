@@ -260,23 +260,22 @@ def _deck(raw: object, where: str) -> tuple[str, ...]:
         cards = raw["cards"]
         faces: list[str] = []
         if isinstance(cards, Mapping):
-            for face, n in cards.items():
-                faces.extend([_face(face, f"{where}.cards")] * _count(n, f"{where}.cards.{face}"))
-                if len(faces) > size:
-                    break
+            counted = [
+                (_face(face, f"{where}.cards"), _count(n, f"{where}.cards.{face}"))
+                for face, n in cards.items()
+            ]
+            total = sum(n for _, n in counted)
+            if total != size:
+                raise DeckError(f"{where}.cards has {total} cards; a deck has exactly {size}")
+            faces = [face for face, n in counted for _ in range(n)]
         elif isinstance(cards, list):
-            if len(cards) > size:
+            if len(cards) != size:
                 raise DeckError(f"{where}.cards has {len(cards)} cards; a deck has exactly {size}")
             faces = [_face(f, f"{where}.cards[{i}]") for i, f in enumerate(cards)]
         else:
             raise DeckError(
                 f"{where}.cards must be an object of face: count or a list of faces, "
                 f"not {_shown(cards)}"
-            )
-        if len(faces) != size:
-            more = "more than" if len(faces) > size else "only"
-            raise DeckError(
-                f"{where}.cards has {more} {len(faces)} cards; a deck has exactly {size}"
             )
         return tuple(sorted(faces, key=_sort_key))
     if not keys:

@@ -74,14 +74,14 @@ def parse_axis(text: str) -> Axis:
                 lo, hi, step = int(lo_text), int(hi_text), int(step_text or 1)
                 if step < 1 or hi < lo:
                     raise ValueError
-                values = list(range(lo, hi + 1, step))
+                values = [lo, hi] if lo < 0 or hi > 30 else list(range(lo, hi + 1, step))
             else:
                 values = [int(v) for v in spec.split(",")]
         except ValueError:
             raise SweepError(
                 f"--sweep {name}: {spec!r} is not A..B, A..B:STEP or a list of whole numbers"
             ) from None
-        for v in values:
+        for v in sorted(values, key=lambda v: 0 <= v <= 30):
             if not 0 <= v <= 30:
                 raise SweepError(f"--sweep {name}: {v} cards is not from 0 to 30")
     else:
