@@ -110,23 +110,10 @@ def _deck_arg(path: str | None) -> Any:
 
 
 def _new_game(rules: Rules, players: Sequence[str] | int, seed: int | None, deck: Any) -> Game:
-    """A dealt game: standard decks, or the composition ``deck`` (whose
-    name the record keeps as metadata, ``"deck"``)."""
+    """A dealt game: standard decks, or the composition ``deck``."""
     if deck is None:
         return Game.new(rules, players, seed)
-    import secrets
-
-    from .core.rng import SEED_LIMIT
-
-    if seed is None:
-        seed = secrets.randbelow(SEED_LIMIT)
-    if not 0 <= seed < SEED_LIMIT:
-        raise UsageError(f"--seed must be from 0 to {SEED_LIMIT - 1}")
-    count = players if isinstance(players, int) else len(players)
-    game = Game.deal(deck.deal(count, seed), rules, players, seed)
-    if not deck.standard:
-        game.meta["deck"] = deck.name
-    return game
+    return deck.new_game(rules, players, seed)  # type: ignore[no-any-return]
 
 
 def _dump(obj: object) -> str:

@@ -122,8 +122,14 @@ def test_toml_and_json_read_the_same() -> None:
             {"deck": {"halves": 10, "threes": 10, "rainbows": 5, "rolls": 4}},
             "halves 10 \\+ threes 10 \\+ rainbows 5 \\+ rolls 4 = 29 cards; a deck has exactly 30",
         ),
-        ({"deck": {"cards": {"CCSS": 29}}}, "composition.deck.cards has 29 cards; a deck has exactly 30"),
-        ({"deck": {"cards": {"CCSS": 20, "HHBB": 20}}}, "cards has 40 cards; a deck has exactly 30"),
+        (
+            {"deck": {"cards": {"CCSS": 29}}},
+            "composition.deck.cards has 29 cards; a deck has exactly 30",
+        ),
+        (
+            {"deck": {"cards": {"CCSS": 20, "HHBB": 20}}},
+            "cards has 40 cards; a deck has exactly 30",
+        ),
         ({"deck": {"cards": ["CCSS"] * 31}}, "has 31 cards; a deck has exactly 30"),
         ({"deck": {"cards": {"CCXS": 30}}}, "composition.deck.cards: bad face 'CCXS'"),
         ({"deck": {"cards": {"RRSS": 30}}}, "at most one R"),
@@ -173,3 +179,19 @@ def test_a_custom_deck_game_replays_from_its_record() -> None:
     assert again.finished
     assert again.scores == game.scores and again.winners == game.winners
     assert again.to_record()["moves"] == record["moves"]
+
+
+def test_every_example_deck_file_reads() -> None:
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "decks"
+    files = sorted(folder.iterdir())
+    assert len(files) >= 4
+    seen = {}
+    for path in files:
+        comp = parse_text(path.read_text(), "toml" if path.suffix == ".toml" else "json")
+        seen[comp.name] = comp
+    assert seen["six rolls"].counts() == {"halves": 13, "threes": 7, "rainbows": 4, "rolls": 6}
+    assert seen["rainbow heavy"].counts() == {"halves": 8, "threes": 6, "rainbows": 8, "rolls": 8}
+    assert seen["standard, card by card"].standard
+    assert [seen["handicap"].counts(i)["rolls"] for i in (0, 1)] == [6, 10]

@@ -62,9 +62,13 @@ def test_points_are_every_combination_and_checked_before_any_game() -> None:
 def test_every_point_uses_the_same_paired_seeds() -> None:
     pts = points([parse_axis("rolls=2,9")])
     todo, where = sweep_specs(pts, ["heuristic", "heuristic"], 3, [("heuristic", "greedy")], 2, 40)
-    assert where == [(0, "self")] * 3 + [(0, "heuristic,greedy")] * 2 + [(1, "self")] * 3 + [
-        (1, "heuristic,greedy")
-    ] * 2
+    assert (
+        where
+        == [(0, "self")] * 3
+        + [(0, "heuristic,greedy")] * 2
+        + [(1, "self")] * 3
+        + [(1, "heuristic,greedy")] * 2
+    )
     assert [s.index for s in todo] == list(range(10))
     # One agent in both seats: one game per deal (a rotation would replay it).
     assert [s.seed for s in todo[:3]] == [40, 41, 42]

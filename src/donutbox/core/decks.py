@@ -43,11 +43,15 @@ import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .cards import FLAVOURS, ROLL, STANDARD_DECK, STANDARD_DECK_KINDS, check_face
 from .errors import DonutboxError
 from .rules import GAME_INFO
+
+if TYPE_CHECKING:
+    from .game import Game
+    from .rules import Rules
 
 #: The kinds of card, as the standard deck names them (docs/spec.md, 'Components').
 KINDS: Final = ("halves", "threes", "rainbows", "rolls")
@@ -127,6 +131,30 @@ class Composition:
         from .rng import shuffled_decks
 
         return shuffled_decks(seed, self.for_players(players))
+
+    def new_game(
+        self, rules: Rules | None = None, players: int | Sequence[str] = 2, seed: int | None = None
+    ) -> Game:
+        """A dealt game from this composition, shuffled from ``seed`` (drawn
+        from the system's secure source if None, and kept, as ``Game.new``
+        does).  A game from a non-standard composition keeps its name in the
+        record's metadata, ``"deck"``."""
+        import secrets
+
+        from .errors import InputError
+        from .game import Game
+        from .rng import SEED_LIMIT
+
+        if seed is None:
+            seed = secrets.randbelow(SEED_LIMIT)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+            raise InputError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
+        count = players if isinstance(players, int) else len(players)
+        if self.standard:
+            return Game.new(rules, players, seed)
+        game = Game.deal(self.deal(count, seed), rules, players, seed)
+        game.meta["deck"] = self.name
+        return game
 
     @property
     def standard(self) -> bool:

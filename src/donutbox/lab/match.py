@@ -56,12 +56,7 @@ def play_game(
     agents = [make_agent(name, **options.get(name, {})) for name in seats]
     rngs = [random.Random(agent_seed(seed, i)) for i in range(len(seats))]
     names = [f"{name} ({i + 1})" for i, name in enumerate(seats)]
-    if deck is None:
-        game = Game.new(rules, names, seed)
-    else:
-        game = Game.deal(deck.deal(len(seats), seed), rules, names, seed)
-        if not deck.standard:
-            game.meta["deck"] = deck.name
+    game = Game.new(rules, names, seed) if deck is None else deck.new_game(rules, names, seed)
     start = time.perf_counter()
     swaps = passes = 0
     while not game.finished:
