@@ -170,7 +170,7 @@ async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
         created = _http(
             base,
             "/api/online",
-            {"seats": [{"name": f"bot{i}a"}, {"name": f"bot{i}b"}], "seed": args.seed + i},
+            {"seats": [{"name": f"bot{i}a"}, {"name": f"bot{i}b"}]},
         )
         games.append(GameRun(created))
     for g in games:
@@ -253,9 +253,13 @@ def main() -> int:
     if base is None:
         port = _free_port()
         db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
+        # Every bot game is made from this one address: lift the per-address
+        # creation limit for the server started here (docs/online.md).
+        env = {**os.environ, "DONUTBOX_CREATE_BURST": str(args.games + 10)}
         proc = subprocess.Popen(
             [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(port), "--db", db],
             stdout=subprocess.DEVNULL,
+            env=env,
         )
         base = f"http://127.0.0.1:{port}"
         for _ in range(300):

@@ -13,7 +13,13 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.server.app import create_app
+from donutbox.server.online import digest
 from donutbox.server.storage import Store, make_engine
+
+#: This browser's owner token: every request of these tests carries it (the
+#: owner checks themselves are in test_access.py).
+OWNER = "test-owner-token-0123456789abcdefghijklmnop"
+AUTH = {"Authorization": f"Bearer {OWNER}"}
 
 
 @pytest.fixture
@@ -23,7 +29,7 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture
 def client(db: str):  # type: ignore[no-untyped-def]
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         yield c
 
 
@@ -80,10 +86,10 @@ def test_a_move_is_applied_once_even_when_sent_twice(client: TestClient) -> None
 
 
 def test_games_survive_a_restart(db: str) -> None:
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         state = c.post("/api/games", json={"opponent": "hotseat", "seed": 2}).json()
         c.post(f"/api/games/{state['id']}/moves", json={"move": state["legal"][0], "version": 0})
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         again = c.get(f"/api/games/{state['id']}").json()
         assert again["version"] == 1 and again["history"] == [state["legal"][0]]
         assert [g["id"] for g in c.get("/api/games").json()] == [state["id"]]
@@ -126,7 +132,9 @@ def test_import_and_replay_a_finished_record(client: TestClient) -> None:
         (Path(__file__).resolve().parents[2] / "tests" / "data" / "final-lap-4p.json").read_text()
     )
     r = client.post("/api/games/import", json=late)
-    assert r.status_code == 422 and r.json()["detail"] == "the game is over"
+    detail = r.json()["detail"]
+    assert r.status_code == 422 and detail.endswith("the game is over")
+    assert detail.startswith(f"move {len(late['moves']) - 1} ")  # the ply is named
 
 
 def _paths_with(value: Any, needle: str, path: str = "") -> list[str]:
@@ -145,10 +153,10 @@ def test_no_response_contains_the_ai_tray(db: str) -> None:
     decks = [["CCSS", "CCHH", "SSHH", "CSHB", "CCCC", "CCSS", "SSHH"], [*secret, "HHBB", "HHBB"]]
     record = {"format": "donutbox/1", "players": ["You", "AI"], "decks": decks, "moves": []}
     store = Store(make_engine(db))
-    stored = store.create("secret", "ai", ["human", "random"], {}, record)
-    with TestClient(create_app(db, inline_ai=True)) as c:
+    stored = store.create("secret", "ai", ["human", "random"], {"owner": digest(OWNER)}, record)
+    with TestClient(create_app(db, inline_ai=True), headers=AUTH) as c:
         responses = [c.get(f"/api/games/{stored.id}").json(), c.get("/api/games").json()]
-        with c.websocket_connect(f"/api/games/{stored.id}/ws") as ws:
+        with c.websocket_connect(f"/api/games/{stored.id}/ws?token={OWNER}") as ws:
             responses.append(ws.receive_json())
         for data in responses:
             for face in secret:
@@ -162,7 +170,7 @@ def test_no_response_contains_the_ai_tray(db: str) -> None:
 def test_websocket_pushes_the_ai_reply(client: TestClient) -> None:
     state = client.post("/api/games", json={"opponent": "random", "seed": 6}).json()
     gid = state["id"]
-    with client.websocket_connect(f"/api/games/{gid}/ws") as ws:
+    with client.websocket_connect(f"/api/games/{gid}/ws?token={OWNER}") as ws:
         first = ws.receive_json()
         assert first["type"] == "state" and first["state"]["version"] == 0
         client.post(f"/api/games/{gid}/moves", json={"move": state["legal"][0], "version": 0})
@@ -235,7 +243,24 @@ def test_a_whole_game_against_the_ai_through_the_api(client: TestClient, rules: 
 
 def test_meta_and_the_shared_donut_look(client: TestClient) -> None:
     meta = client.get("/api/meta").json()
-    assert "mcts" in meta["agents"] and "splitzkies" in meta["layouts"]
+    assert set(meta) == {"rules", "agents", "players", "max_name_length", "palette"}
+    # The rule options, in the core's order, with the layout's two choices.
+    assert [r["name"] for r in meta["rules"]] == ["match", "layout", "closers"]
+    layout = meta["rules"][1]
+    assert layout["kind"] == "choice" and layout["default"] == "squared-away"
+    assert [c["value"] for c in layout["choices"]] == ["squared-away", "splitzkies"]
+    assert meta["rules"][2]["kind"] == "flag" and meta["rules"][2]["default"] is False
+    # The catalogue: the three levels first, then the plain agents; only
+    # the searching ones take a time budget.
+    names = [a["name"] for a in meta["agents"]]
+    assert names[:3] == ["easy", "medium", "hard"] and "mcts" in names and "random" in names
+    timed = {a["name"] for a in meta["agents"] if a["timed"]}
+    assert timed == {"hard", "mcts"}
+    assert all(a["max_seconds"] > 0 for a in meta["agents"] if a["timed"])
+    assert meta["players"] == {"min": 2, "max": 4} and meta["max_name_length"] == 40
+    palette = meta["palette"]
+    assert len(palette["players"]) == 4 and set(palette["flavours"]) == set("CSHBR")
+    assert all(p["colour"].startswith("#") for p in palette["players"])
     r = client.get("/api/look/donut/RC.svg")
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
     assert r.text.lstrip().startswith("<?xml") and "<svg" in r.text
@@ -303,7 +328,10 @@ def test_a_hint_is_a_legal_move_of_the_player_to_move_and_changes_nothing(
     assert r.status_code == 422 and "free game" in r.json()["detail"]
     online = client.post("/api/online", json={"seats": [{"name": "Ann"}, {"name": "Bob"}]}).json()
     r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0})
-    assert r.status_code == 403
+    assert r.status_code == 404  # not a local game: no owner token opens it
+    seat = {"Authorization": f"Bearer {online['seats'][0]['token']}"}
+    r = client.post(f"/api/games/{online['id']}/hint", json={"version": 0}, headers=seat)
+    assert r.status_code == 404
 
 
 def test_how_to_play_and_the_print_and_play_pdf(client: TestClient) -> None:

@@ -52,9 +52,7 @@ def _auth(token: str) -> dict[str, str]:
 
 def test_websocket_messages_never_crash_and_refusals_change_nothing(tmp_path: Path) -> None:
     with TestClient(create_app(f"sqlite:///{tmp_path / 'g.db'}", inline_ai=True)) as client:
-        g = client.post(
-            "/api/online", json={"seats": [{"name": "A"}, {"name": "B"}], "seed": 6}
-        ).json()
+        g = client.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
         token = g["seats"][0]["token"]
         url = f"/api/online/{g['id']}/ws"
 
@@ -96,9 +94,7 @@ def test_http_bodies_never_crash_and_refusals_change_nothing(tmp_path: Path) -> 
         create_app(f"sqlite:///{tmp_path / 'g.db'}", inline_ai=True),
         raise_server_exceptions=False,
     ) as client:
-        g = client.post(
-            "/api/online", json={"seats": [{"name": "A"}, {"name": "B"}], "seed": 6}
-        ).json()
+        g = client.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
         token = g["seats"][0]["token"]
 
         def version() -> int:

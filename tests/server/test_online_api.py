@@ -88,14 +88,20 @@ class Reader:
         self.cm.__exit__(None, None, None)
 
 
+def _deal(client: TestClient, game_id: str) -> Game:
+    """The game as stored (the server's own deal), read from the database."""
+    stored = client.app.state.hub.store.get(game_id)  # type: ignore[attr-defined]
+    return Game.from_record(stored.record)
+
+
 def test_links_open_one_seat_each_and_the_spectator_sees_no_tray(client: TestClient) -> None:
-    g = _online(client, seed=5)
+    g = _online(client)
     t0, t1 = g["seats"][0]["token"], g["seats"][1]["token"]
     spectator = g["spectator"]["token"]
     # At least 128 bits: 32 URL-safe base64 characters are 192 bits.
     assert len({t0, t1, spectator}) == 3 and all(len(t) >= 22 for t in (t0, t1, spectator))
     assert g["seats"][0]["link"] == f"/#/online/{g['id']}/{t0}"
-    deal = Game.new(seed=5)
+    deal = _deal(client, g["id"])
     s0 = client.get(f"/api/online/{g['id']}", headers=_auth(t0)).json()
     s1 = client.get(f"/api/online/{g['id']}", headers=_auth(t1)).json()
     sp = client.get(f"/api/online/{g['id']}", headers=_auth(spectator)).json()
@@ -106,17 +112,22 @@ def test_links_open_one_seat_each_and_the_spectator_sees_no_tray(client: TestCli
     for bad in ("", "Bearer nope", f"Bearer {t0}x", t0[:-1]):
         r = client.get(f"/api/online/{g['id']}", headers={"Authorization": bad})
         assert r.status_code == 403 and "token" in r.json()["detail"]
-    # The local (one-browser) endpoints do not open an online game, and the
-    # saved-games list does not show it.
-    assert client.get(f"/api/games/{g['id']}").status_code == 403
-    r = client.post(f"/api/games/{g['id']}/moves", json={"move": s0["legal"][0], "version": 0})
-    assert r.status_code == 403
-    assert client.post(f"/api/games/{g['id']}/undo", json={"version": 0}).status_code == 403
-    assert all(row["id"] != g["id"] for row in client.get("/api/games").json())
+    # The local (one-browser) endpoints do not open an online game, even
+    # with a seat's token, and the saved-games list does not show it.
+    assert client.get(f"/api/games/{g['id']}", headers=_auth(t0)).status_code == 404
+    r = client.post(
+        f"/api/games/{g['id']}/moves",
+        json={"move": s0["legal"][0], "version": 0},
+        headers=_auth(t0),
+    )
+    assert r.status_code == 404
+    r = client.post(f"/api/games/{g['id']}/undo", json={"version": 0}, headers=_auth(t0))
+    assert r.status_code == 404
+    assert all(row["id"] != g["id"] for row in client.get("/api/games", headers=_auth(t0)).json())
 
 
 def test_http_moves_need_the_seat_whose_turn_it_is(client: TestClient) -> None:
-    g = _online(client, seed=5)
+    g = _online(client)
     t0, t1 = g["seats"][0]["token"], g["seats"][1]["token"]
     spectator = g["spectator"]["token"]
     legal = client.get(f"/api/online/{g['id']}", headers=_auth(t0)).json()["legal"]
@@ -164,7 +175,7 @@ def test_names_are_kept_as_text(client: TestClient) -> None:
 
 
 def test_websocket_protocol_hello_moves_presence_and_errors(client: TestClient) -> None:
-    g = _online(client, seed=3)
+    g = _online(client)
     t0, t1 = g["seats"][0]["token"], g["seats"][1]["token"]
     a = Reader(client, g["id"], None)
     a.send(type="move", move="CCSS@0,1/0", version=0)
@@ -219,7 +230,7 @@ def test_websocket_protocol_hello_moves_presence_and_errors(client: TestClient) 
 
 
 def test_takeback_needs_the_other_players_consent(client: TestClient) -> None:
-    g = _online(client, seed=8)
+    g = _online(client, takebacks=True)
     a = Reader(client, g["id"], g["seats"][0]["token"])
     b = Reader(client, g["id"], g["seats"][1]["token"])
     move = a.state["legal"][0]  # type: ignore[index]
@@ -243,6 +254,8 @@ def test_takeback_needs_the_other_players_consent(client: TestClient) -> None:
     back = a.version(2)  # the version grows: 0 -> 1 (move) -> 2 (taken back)
     assert back["history"] == [] and back["to_move"] == 0 and back["takeback"] is None
     assert back["legal"] and move in back["legal"]
+    # Counted, for every reader; two humans agreeing is no practice game.
+    assert back["takebacks"] == 1 and back["practice"] is False
     b.send(type="answer", accept=True, version=2)
     assert "no takeback" in b.until("error")["reason"]
     a.close()
@@ -250,7 +263,7 @@ def test_takeback_needs_the_other_players_consent(client: TestClient) -> None:
 
 
 def test_ai_seats_play_in_online_games(client: TestClient) -> None:
-    g = _online(client, seats=[{"name": "Ann"}, {"kind": "greedy"}], seed=11)
+    g = _online(client, seats=[{"name": "Ann"}, {"kind": "greedy"}])
     assert g["seats"][1]["token"] is None and g["seats"][1]["link"] is None
     a = Reader(client, g["id"], g["seats"][0]["token"])
     a.send(type="move", move=a.state["legal"][0], version=0)  # type: ignore[index]
@@ -260,7 +273,7 @@ def test_ai_seats_play_in_online_games(client: TestClient) -> None:
 
 
 def test_a_clock_that_runs_out_lets_the_ai_move(client: TestClient) -> None:
-    g = _online(client, seed=4, clock={"minutes": 0.01, "increment": 30})
+    g = _online(client, clock={"minutes": 0.01, "increment": 30})
     a = Reader(client, g["id"], g["seats"][0]["token"])
     assert a.state["clock"]["running"] is None  # type: ignore[index]  # not all seated
     b = Reader(client, g["id"], g["seats"][1]["token"])
@@ -279,7 +292,7 @@ def test_a_clock_that_runs_out_lets_the_ai_move(client: TestClient) -> None:
 def test_rate_limit_refuses_floods_and_closes_abusers(client: TestClient) -> None:
     from starlette.websockets import WebSocketDisconnect
 
-    g = _online(client, seed=2)
+    g = _online(client)
     a = Reader(client, g["id"], g["seats"][0]["token"])
     for i in range(40):
         a.send(type="ping", ref=i)
@@ -325,7 +338,7 @@ def _hidden_faces(game: Game, reader: int) -> set[str]:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_no_message_shows_a_reader_a_hidden_card(client: TestClient, seed: int) -> None:
-    g = _online(client, seed=seed, layout="splitzkies" if seed == 2 else "squared-away")
+    g = _online(client, layout="splitzkies" if seed == 2 else "squared-away")
     readers = {
         0: Reader(client, g["id"], g["seats"][0]["token"]),
         1: Reader(client, g["id"], g["seats"][1]["token"]),

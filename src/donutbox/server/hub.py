@@ -1,371 +1,167 @@
-"""The hub: game sessions in memory, their readers, AI seats and clocks.
+"""The hub: the games in memory and the parts that keep them going.
 
-Transport-agnostic (boardgame.io's idea): a reader is a ``Connection`` with an
-outgoing queue and a ``send`` coroutine.  The WebSocket endpoint wraps a
-socket in one; tests and bots can use any coroutine.  Every change of a game
-is put on each reader's queue as *that reader's* state, under the game's
-lock, so each reader receives versions in order; a writer task per
-connection drains its queue, so a slow reader never holds up a game.
+- ``sessions``: a ``GameSession`` per game *in use*, loaded from the store on
+  demand.  Per-game state (the session, its lock) exists only for games
+  that exist: a request for an unknown id is answered from the store and
+  leaves nothing behind.  A game nobody has used for ``IDLE_SECONDS`` (no
+  reader, no AI thinking, no clock running, not locked) leaves memory, and
+  at most ``MAX_SESSIONS`` stay in memory (the least recently used idle ones
+  go first).  Nothing is loaded at start-up: a game picks up (its AI seat
+  thinks again, its clock is watched again) when someone reaches it.
+- ``fanout`` (fanout.py): the readers of each game and what they are sent.
+- ``ai`` and ``seats`` (ai_runner.py): AI work queued fairly across games, in
+  two lanes (long searches; quick agents).
+- ``clocks`` (clocks.py): the timers of running clocks.
+
+The WebSocket protocol is in protocol.py; the HTTP routes in routes_*.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import itertools
 import time
-from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from concurrent.futures import Executor
-from typing import Any
 
-import orjson
-
-from .online import RATE_CLOSE, BadMessage, RateLimit, parse_message
-from .session import HUMAN, SPECTATOR, ActionError, GameSession, choose_ai_move
+from .ai_runner import AISeats, AIWork
+from .clocks import Clocks
+from .errors import NoSuchGame
+from .fanout import Fanout
+from .session import GameSession
 from .storage import Store
+from .throttle import CreationLimit
 
-#: A reader's queue may hold this many messages; a reader that falls further
-#: behind is disconnected (it reconnects and catches up from a fresh state).
-QUEUE_LIMIT = 256
-#: The agent that moves for a player whose clock ran out.
-TIMEOUT_AGENT = "heuristic"
-#: Seconds a new connection has to say hello.
-HELLO_TIMEOUT = 10.0
-
-#: A transport's way to send one JSON text message.
-Send = Callable[[str], Awaitable[None]]
-
-
-def encode(message: dict[str, Any]) -> str:
-    # orjson: states are sent on every move to every reader; it encodes them
-    # several times faster than the standard library.
-    return orjson.dumps(message).decode()
-
-
-class NoSuchGame(LookupError):
-    pass
-
-
-class Connection:
-    """One reader of one game: a seat, a spectator, or a local browser."""
-
-    _ids = itertools.count(1)
-
-    def __init__(self, send: Send, game_id: str, seat: int | None = None) -> None:
-        self.id = next(self._ids)
-        self.send = send
-        self.game_id = game_id
-        #: the seat, SPECTATOR, or None: a local (AI/hotseat) game's browser,
-        #: or an online reader that has not said hello yet
-        self.seat = seat
-        self.online = False
-        self.limit = RateLimit()
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_LIMIT)
-        self.closed = asyncio.Event()
-        self.writer: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self.writer = asyncio.create_task(self._write())
-
-    def put(self, message: dict[str, Any]) -> None:
-        self.put_text(encode(message))
-
-    def put_text(self, text: str) -> None:
-        if self.closed.is_set():
-            return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            self.close()
-
-    def close(self) -> None:
-        if not self.closed.is_set():
-            self.closed.set()
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.put_nowait(None)
-
-    async def _write(self) -> None:
-        try:
-            while True:
-                message = await self.queue.get()
-                if message is None:
-                    return
-                await self.send(message)
-        except Exception:  # the transport is gone: stop writing
-            self.closed.set()
+#: A game unused for this long leaves memory (it is stored; it comes back
+#: on the next request).
+IDLE_SECONDS = 300.0
+#: At most this many games in memory; beyond, idle ones leave first.
+MAX_SESSIONS = 1000
+#: How often idle games are looked for.
+SWEEP_SECONDS = 30.0
+#: Game ids are 16 URL-safe characters; anything much longer is not one.
+MAX_ID = 64
 
 
 class Hub:
-    """Sessions in memory, their locks, readers, AI seats and clocks."""
+    """Games in memory, their locks, readers, AI seats and clocks."""
 
-    def __init__(self, store: Store, executor: Executor | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        executor: Executor | None,
+        capacity: int = 1,
+        quick: Executor | None = None,
+    ) -> None:
         self.store = store
         self.executor = executor
         self.sessions: dict[str, GameSession] = {}
-        self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self.readers: dict[str, set[Connection]] = defaultdict(set)
-        self.joined: dict[str, set[int]] = defaultdict(set)
-        self.timers: dict[str, asyncio.Task[None]] = {}
-        self.thinking: set[str] = set()
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.used: dict[str, float] = {}
+        self.fanout = Fanout()
+        self.fanout.lookup = self.sessions.get
+        self.ai = AIWork(executor, quick, capacity)
+        self.seats = AISeats(self)
+        self.clocks = Clocks(self)
         self.tasks: set[asyncio.Task[None]] = set()
+        #: games whose hint is being searched (one at a time per game)
+        self.hinting: set[str] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        #: games made per client address (throttle.py)
+        self.creation = CreationLimit()
 
     # -- sessions ---------------------------------------------------------------
 
     def session(self, game_id: str) -> GameSession:
+        """The game's session, loaded if need be; NoSuchGame if there is none."""
         s = self.sessions.get(game_id)
         if s is None:
-            stored = self.store.get(game_id)
+            stored = self.store.get(game_id) if 0 < len(game_id) <= MAX_ID else None
             if stored is None:
-                raise NoSuchGame(game_id)
+                raise NoSuchGame()
             s = self.sessions[game_id] = GameSession(stored, self.store)
-            # A game loaded after a restart picks up where it was: an AI seat
-            # to move thinks again, a running clock is watched again.
-            self.kick_ai(s)
-            self.schedule_clock(s)
+            self.locks[game_id] = asyncio.Lock()
+            self.used[game_id] = time.monotonic()
+            # A game loaded after a restart (or after it went idle) picks up
+            # where it was: an AI seat to move thinks again, a running clock
+            # is watched again.
+            self.seats.kick(game_id)
+            self.clocks.schedule(s)
+            if len(self.sessions) > MAX_SESSIONS:
+                self.sweep(force=True)
+        else:
+            self.used[game_id] = time.monotonic()
         return s
 
-    def resume_online(self) -> int:
-        """Load every unfinished online game (at start-up), so their AI seats
-        and clocks run without waiting for a reader."""
-        ids = self.store.unfinished_ids("online")
-        for game_id in ids:
-            self.session(game_id)
-        return len(ids)
+    def lock(self, game_id: str) -> asyncio.Lock:
+        """The game's lock (the game is loaded if need be)."""
+        self.session(game_id)
+        return self.locks[game_id]
+
+    def idle(self, game_id: str) -> bool:
+        """Nothing holds the game in memory: no reader, no AI work, no clock,
+        no lock held, no hint being searched."""
+        lock = self.locks.get(game_id)
+        return not (
+            self.fanout.count(game_id)
+            or game_id in self.seats.thinking
+            or self.ai.queued(game_id)
+            or self.clocks.running(game_id)
+            or game_id in self.hinting
+            or (lock is not None and lock.locked())
+        )
+
+    def evict(self, game_id: str) -> None:
+        self.sessions.pop(game_id, None)
+        self.locks.pop(game_id, None)
+        self.used.pop(game_id, None)
+        self.ai.forget(game_id)
+
+    def sweep(self, force: bool = False, now: float | None = None) -> int:
+        """Let idle games leave memory: those unused for ``IDLE_SECONDS``, and
+        with ``force`` the least recently used idle ones down to
+        ``MAX_SESSIONS``.  Returns how many left."""
+        now = time.monotonic() if now is None else now
+        gone = 0
+        by_age = sorted(self.used.items(), key=lambda item: item[1])
+        excess = len(self.sessions) - MAX_SESSIONS
+        for game_id, used in by_age:
+            old = now - used >= IDLE_SECONDS
+            if not (old or (force and gone < excess)):
+                break
+            if self.idle(game_id):
+                self.evict(game_id)
+                gone += 1
+        return gone
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            self.sweep()
+
+    def start(self) -> None:
+        self._sweeper = asyncio.ensure_future(self._sweep_forever())
 
     def spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    # -- publishing -----------------------------------------------------------
-
-    def presence(self, game_id: str) -> dict[str, Any]:
-        s = self.sessions[game_id]
-        connected = [False] * s.game.players
-        spectators = 0
-        for c in self.readers[game_id]:
-            if c.seat is None:
-                continue
-            if c.seat == SPECTATOR:
-                spectators += 1
-            else:
-                connected[c.seat] = True
-        return {"connected": connected, "spectators": spectators}
-
-    def publish(self, s: GameSession) -> None:
-        """Every reader gets its own state (call with the game's lock held, or
-        from one event-loop step, so that versions go out in order)."""
-        readers = list(self.readers[s.id])
-        if not readers:
-            return
-        cache: dict[int | None, str] = {}
-        presence = self.presence(s.id) if s.online else None
-        for c in readers:
-            if c.online and c.seat is None:
-                continue  # not introduced yet
-            text = cache.get(c.seat)
-            if text is None:
-                state = s.state(c.seat)
-                if presence is not None:
-                    state["presence"] = presence
-                text = cache[c.seat] = encode({"type": "state", "state": state})
-            c.put_text(text)
-
-    def publish_presence(self, game_id: str) -> None:
-        if game_id not in self.sessions:
-            return
-        text = encode({"type": "presence", "presence": self.presence(game_id)})
-        for c in self.readers[game_id]:
-            if c.seat is not None:
-                c.put_text(text)
+    # -- changes ------------------------------------------------------------------
 
     def changed(self, s: GameSession) -> None:
         """After any change of a game: tell every reader, let an AI seat move,
         and watch the clock."""
-        self.publish(s)
-        self.kick_ai(s)
-        self.schedule_clock(s)
-
-    # -- AI seats -------------------------------------------------------------
-
-    def kick_ai(self, s: GameSession) -> None:
-        if s.ai_to_move() and not s.game.finished and s.id not in self.thinking:
-            self.thinking.add(s.id)
-            self.spawn(self.run_ai(s.id))
-
-    async def think(self, view: Any, agent: str, options: dict[str, Any], seed: int) -> str:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, choose_ai_move, view, agent, options, seed)
-
-    async def run_ai(self, game_id: str) -> None:
-        try:
-            await self._run_ai(game_id)
-        finally:
-            self.thinking.discard(game_id)
-
-    async def _run_ai(self, game_id: str) -> None:
-        while True:
-            async with self.locks[game_id]:
-                s = self.session(game_id)
-                pending = s.ai_view()
-                if pending is None:
-                    return
-                view, seat = pending
-                name, options = s.agent_spec(seat)
-                version = s.version
-            move = await self.think(view, name, options, _seed(game_id, version))
-            async with self.locks[game_id]:
-                s = self.session(game_id)
-                if s.version != version:
-                    continue  # something changed (a takeback): think again
-                await s.play_ai(move)
-                self.publish(s)
-                self.schedule_clock(s)
-
-    # -- clocks -----------------------------------------------------------------
-
-    def schedule_clock(self, s: GameSession) -> None:
-        old = self.timers.pop(s.id, None)
-        if old is not None and old is not asyncio.current_task():
-            old.cancel()
-        if s.clock is None or s.game.finished:
-            return
-        p = s.game.to_move
-        if p is None or s.seats[p] != HUMAN:
-            return
-        deadline = s.clock.deadline(p)
-        if deadline is None:
-            return
-        task = asyncio.ensure_future(self._clock(s.id, s.version, deadline))
-        self.timers[s.id] = task
-
-    async def _clock(self, game_id: str, version: int, deadline: float) -> None:
-        await asyncio.sleep(max(0.0, deadline - time.monotonic()))
-        async with self.locks[game_id]:
-            s = self.session(game_id)
-            if s.version != version:
-                return
-            seat = s.timed_out()
-            if seat is None:
-                self.schedule_clock(s)
-                return
-            view = s.game.view(seat)
-        move = await self.think(view, TIMEOUT_AGENT, {}, _seed(game_id, version))
-        async with self.locks[game_id]:
-            s = self.session(game_id)
-            if s.version != version or s.timed_out() != seat:
-                return
-            await s.play_for_timed_out(seat, move)
-            self.changed(s)
-
-    # -- readers ------------------------------------------------------------------
-
-    def attach(self, conn: Connection) -> None:
-        self.readers[conn.game_id].add(conn)
-        conn.start()
-
-    def detach(self, conn: Connection) -> None:
-        conn.close()
-        readers = self.readers.get(conn.game_id)
-        if readers is not None:
-            readers.discard(conn)
-        if conn.online and conn.seat is not None:
-            self.publish_presence(conn.game_id)
-
-    async def receive(self, conn: Connection, text: str | bytes | None) -> bool:
-        """Handle one message from an online reader; False if the connection
-        should be closed (too many refused messages)."""
-        if not conn.limit.allow():
-            conn.put({"type": "error", "reason": "rate limit: too many messages, slow down"})
-            return conn.limit.refused < RATE_CLOSE
-        try:
-            msg = parse_message(text)
-        except BadMessage as err:
-            conn.put({"type": "error", "reason": str(err)})
-            return True
-        ref = msg.get("ref")
-        try:
-            await self._dispatch(conn, msg)
-        except ActionError as err:
-            conn.put({"type": "error", "reason": err.reason, "ref": ref})
-        except NoSuchGame:
-            conn.put({"type": "error", "reason": "game: no such game", "ref": ref})
-        return True
-
-    async def _dispatch(self, conn: Connection, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
-        ref = msg.get("ref")
-        if kind == "ping":
-            conn.put({"type": "pong", "ref": ref})
-            return
-        if kind == "hello":
-            await self.hello(conn, msg["token"])
-            return
-        if conn.seat is None:
-            raise ActionError(401, "hello: send your link's token first")
-        game_id = conn.game_id
-        if kind == "sync":
-            async with self.locks[game_id]:
-                s = self.session(game_id)
-                state = s.state(conn.seat)
-                state["presence"] = self.presence(game_id)
-                conn.put({"type": "state", "state": state})
-            return
-        if conn.seat == SPECTATOR:
-            raise ActionError(403, f"{kind}: spectators cannot act")
-        async with self.locks[game_id]:
-            s = self.session(game_id)
-            if kind == "preview":
-                conn.put({"type": "preview", "ref": ref, **s.preview(msg["move"], conn.seat)})
-                return
-            if kind == "move":
-                await s.act(msg["move"], msg["version"], conn.seat)
-                conn.put({"type": "ack", "ref": ref, "version": s.version})
-            elif kind == "takeback":
-                await s.ask_takeback(conn.seat, msg["version"])
-            elif kind == "answer":
-                await s.answer_takeback(conn.seat, msg["accept"], msg["version"])
-            self.changed(s)
-
-    async def hello(self, conn: Connection, token: str) -> None:
-        if conn.seat is not None:
-            raise ActionError(409, "hello: already introduced")
-        async with self.locks[conn.game_id]:
-            s = self.session(conn.game_id)
-            seat = s.reader_for(token) if s.online else None
-            if seat is None:
-                raise ActionError(403, "token: this link does not open this game")
-            conn.seat = seat
-            role = "spectator" if seat == SPECTATOR else "player"
-            conn.put({"type": "welcome", "seat": seat, "role": role, "game": s.id})
-            started = False
-            if seat != SPECTATOR:
-                self.joined[s.id].add(seat)
-                humans = {i for i, k in enumerate(s.seats) if k == HUMAN}
-                if humans <= self.joined[s.id] and s.start_clock():
-                    self.schedule_clock(s)
-                    started = True
-            if started:
-                # The clocks start now: every reader is told (this one too).
-                self.publish(s)
-            else:
-                # The whole current state: whatever the reader missed while away.
-                state = s.state(seat)
-                state["presence"] = self.presence(s.id)
-                conn.put({"type": "state", "state": state})
-        self.publish_presence(conn.game_id)
+        self.fanout.publish(s)
+        self.seats.kick(s.id)
+        self.clocks.schedule(s)
 
     async def close(self) -> None:
-        for task in list(self.tasks) + list(self.timers.values()):
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        for task in list(self.tasks):
             task.cancel()
-        for readers in self.readers.values():
-            for c in readers:
-                c.close()
-
-
-def _seed(game_id: str, version: int) -> int:
-    # A stable seed (``hash`` of a str changes between processes).
-    h = hashlib.sha256(f"{game_id}:{version}".encode()).digest()
-    return int.from_bytes(h[:4], "big") & 0x7FFFFFFF
+        self.clocks.close()
+        self.fanout.close()

@@ -13,23 +13,17 @@ import random
 import time
 from typing import Any
 
-from ..core import DonutboxError, Game, IllegalMove, Move, PlayerView
+from ..core import DonutboxError, Game, Move, PlayerView
+from ..core import cut as cut_game
 from ..summary import sorted_moves
+from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
+from .seating import bounded
 from .storage import StaleVersion, Store, StoredGame
 
 HUMAN = "human"
 ONLINE = "online"
 SPECTATOR = -1
-
-
-class ActionError(Exception):
-    """An intent refused: ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
 
 
 class GameSession:
@@ -47,6 +41,11 @@ class GameSession:
         online = self.options.get("online") or {}
         self.digests: list[str | None] = list(online.get("digests") or [])
         self.watch_digest: str | None = online.get("watch")
+        #: An online game allows takebacks only if made with them on.
+        self.takebacks_allowed = bool(online.get("takebacks", False))
+        #: A local game belongs to the browser whose owner token this digests.
+        owner = self.options.get("owner")
+        self.owner_digest: str | None = owner if isinstance(owner, str) else None
         clock = online.get("clock")
         self.clock = Clock.from_dict(clock) if clock else None
         if self.clock is not None and self.clock.running:
@@ -55,6 +54,9 @@ class GameSession:
         #: A takeback asked for and not yet answered: (asking seat, version,
         #: seats that have agreed).  Kept in memory only.
         self.takeback: tuple[int, int, set[int]] | None = None
+        #: Seats that have joined since the game was loaded (the clocks start
+        #: once every human seat has).
+        self.joined: set[int] = set()
         self._public: tuple[int, list[dict[str, Any]], list[dict[str, Any]]] = (-1, [], [])
 
     @property
@@ -71,6 +73,25 @@ class GameSession:
         if token_matches(token, self.watch_digest) and found is None:
             found = SPECTATOR
         return found
+
+    def owned_by(self, token: str | None) -> bool:
+        """True if ``token`` is this local game's owner token (constant time)."""
+        return bool(token) and not self.online and token_matches(token or "", self.owner_digest)
+
+    @property
+    def takebacks(self) -> int:
+        """Undos and takebacks done so far (kept in the record's metadata)."""
+        n = self.game.meta.get("takebacks", 0)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+
+    @property
+    def practice(self) -> bool:
+        """A practice game: dealt from a chosen seed, or against the AI with an
+        undo or takeback used (the taker saw cards they should not have)."""
+        return self.game.meta.get("practice") is True
+
+    def has_ai(self) -> bool:
+        return any(k != HUMAN for k in self.seats)
 
     # -- reading --------------------------------------------------------------
 
@@ -112,6 +133,8 @@ class GameSession:
             ended_by=self.game.ended_by if self.game.finished else None,
             legal=self.legal_for(view),
             boxes=boxes,
+            takebacks=self.takebacks,
+            practice=self.practice,
         )
         if self.online:
             data["clock"] = (
@@ -119,6 +142,7 @@ class GameSession:
                 if self.clock is None
                 else self.clock.public(self.game.to_move, time.monotonic())
             )
+            data["takebacks_on"] = self.takebacks_allowed
             data["takeback"] = (
                 None
                 if self.takeback is None
@@ -134,24 +158,25 @@ class GameSession:
     # -- acting ---------------------------------------------------------------
 
     async def act(self, move_text: str, version: int, seat: int | None = None) -> None:
-        """Play a human's move; ActionError if it is stale or illegal."""
+        """Play a human's move; Stale, NotAllowed or Invalid if it is stale, not
+        this seat's, or illegal."""
         self._fresh(version)
         p = self.game.to_move
         if p is None:
-            raise ActionError(422, "the game is over")
+            raise Invalid("the game is over")
         if self.seats[p] != HUMAN or (seat is not None and seat != p):
-            raise ActionError(403, "it is not your turn")
+            raise NotAllowed("it is not your turn")
         await self._commit(move_text)
 
     async def play_ai(self, move: Move | str) -> None:
         if not self.ai_to_move():
-            raise ActionError(409, "it is not the AI's turn")
+            raise Conflict("it is not the AI's turn")
         await self._commit(str(move))
 
     async def play_for_timed_out(self, seat: int, move: Move | str) -> None:
         """The server's AI moves for a human whose clock ran out."""
         if self.timed_out() != seat:
-            raise ActionError(409, "that player's clock has not run out")
+            raise Conflict("that player's clock has not run out")
         await self._commit(str(move), timed_out=True)
 
     async def _commit(self, move_text: str, timed_out: bool = False) -> None:
@@ -160,7 +185,7 @@ class GameSession:
         try:
             trial.play(move_text)
         except DonutboxError as err:
-            raise ActionError(422, str(err)) from None
+            raise Invalid(str(err)) from None
         clock = copy.deepcopy(self.clock)
         if clock is not None and mover is not None:
             clock.moved(mover, time.monotonic(), timed_out)
@@ -177,7 +202,7 @@ class GameSession:
                 self.id, self.version, game.to_record(), game.finished, options
             )
         except StaleVersion:
-            raise ActionError(409, "stale state: the game was changed elsewhere") from None
+            raise Stale("stale state: the game was changed elsewhere") from None
         if options is not None:
             self.options = options
         self.clock = clock
@@ -213,13 +238,15 @@ class GameSession:
     async def ask_takeback(self, seat: int, version: int) -> bool:
         """``seat`` asks to take back its last move; True if it was taken back
         at once (no other human to ask)."""
+        if not self.takebacks_allowed:
+            raise NotAllowed("takeback: this game was made without takebacks")
         self._fresh(version)
         if self.game.finished:
-            raise ActionError(422, "takeback: the game is over")
+            raise Invalid("takeback: the game is over")
         if self._last_ply_of(seat) is None:
-            raise ActionError(422, "takeback: you have no move to take back")
+            raise Invalid("takeback: you have no move to take back")
         if self.takeback is not None:
-            raise ActionError(409, "takeback: one is already waiting for an answer")
+            raise Conflict("takeback: one is already waiting for an answer")
         self.takeback = (seat, version, {seat})
         return await self._takeback_if_agreed()
 
@@ -227,10 +254,10 @@ class GameSession:
         """Another player answers; True if the move was taken back."""
         self._fresh(version)
         if self.takeback is None:
-            raise ActionError(422, "answer: no takeback was asked for")
+            raise Invalid("answer: no takeback was asked for")
         by, _asked_at, agreed = self.takeback
         if seat == by:
-            raise ActionError(422, "answer: you asked for this takeback")
+            raise Invalid("answer: you asked for this takeback")
         if not accept:
             self.takeback = None
             return False
@@ -257,17 +284,16 @@ class GameSession:
 
     def _fresh(self, version: int) -> None:
         if version != self.version:
-            raise ActionError(409, f"stale state: version {version}, the game is at {self.version}")
+            raise Stale(f"stale state: version {version}, the game is at {self.version}")
 
-    async def _truncate(self, cut: int) -> None:
-        """Go back to the position before ply ``cut`` (a new, higher version)."""
-        record = self.game.to_record()
-        record["moves"] = [str(m) for m in self.game.history][:cut]
-        record.pop("end", None)
-        try:
-            game = Game.from_record(record)
-        except IllegalMove as err:  # cannot happen: a prefix of a legal game
-            raise ActionError(500, str(err)) from None
+    async def _truncate(self, ply: int) -> None:
+        """Go back to the position before ply ``ply`` (a new, higher version),
+        counting the takeback in the record; against the AI the game becomes
+        a practice game."""
+        game = cut_game(self.game, ply)
+        game.meta["takebacks"] = self.takebacks + 1
+        if self.has_ai():
+            game.meta["practice"] = True
         clock = copy.deepcopy(self.clock)
         if clock is not None:
             clock.turn_started = time.monotonic()
@@ -277,7 +303,7 @@ class GameSession:
         """Take back the last human move (and the AI replies after it); in
         hotseat, the last move.  (Online games use takebacks instead.)"""
         if self.online:
-            raise ActionError(403, "undo: online games take back a move only by consent")
+            raise NotAllowed("undo: online games take back a move only by consent")
         self._fresh(version)
         history = [str(m) for m in self.game.history]
         n = self.game.players
@@ -290,7 +316,7 @@ class GameSession:
                     cut = ply
                     break
         if cut is None:
-            raise ActionError(422, "undo: there is no move of yours to take back")
+            raise Invalid("undo: there is no move of yours to take back")
         await self._truncate(cut)
 
     def preview(self, move_text: str, seat: int | None = None) -> dict[str, Any]:
@@ -299,13 +325,13 @@ class GameSession:
         shown)."""
         to_act = self.human_seat_to_act()
         if to_act is None or (seat is not None and seat != to_act):
-            raise ActionError(403, "it is not your turn")
+            raise NotAllowed("it is not your turn")
         trial = self.game.copy()
         before = len(trial.deliveries)
         try:
             trial.play(move_text)
         except DonutboxError as err:
-            raise ActionError(422, str(err)) from None
+            raise Invalid(str(err)) from None
         seals = [d.to_dict() for d in trial.deliveries[before:] if d.how != "end"]
         return {
             "move": move_text,
@@ -319,9 +345,9 @@ class GameSession:
         self._fresh(version)
         seat = self.human_seat_to_act()
         if seat is None or self.game.finished:
-            raise ActionError(403, "hint: it is not your turn")
+            raise NotAllowed("hint: it is not your turn")
         if self.game.free:
-            raise ActionError(422, "hint: a free game (a record without decks) has no tray")
+            raise Invalid("hint: a free game (a record without decks) has no tray")
         return self.game.view(seat)
 
     def ai_view(self) -> tuple[PlayerView, int] | None:
@@ -331,7 +357,8 @@ class GameSession:
         return self.game.view(p), p
 
     def agent_spec(self, seat: int) -> tuple[str, dict[str, Any]]:
-        return self.seats[seat], dict(self.options.get("agent", {}))
+        name = self.seats[seat]
+        return name, bounded(name, dict(self.options.get("agent", {})))
 
 
 def _boxes(game: Game) -> list[dict[str, Any]]:

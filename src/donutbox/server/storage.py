@@ -221,11 +221,15 @@ class Store:
                 raise StaleVersion(game_id)
         return version + 1
 
-    def list(self, limit: int = 100, exclude_mode: str | None = None) -> list[StoredGame]:
+    def list(
+        self, limit: int = 100, exclude_mode: str | None = None, owner: str | None = None
+    ) -> list[StoredGame]:
         with Session(self.engine) as db:
             query = select(GameRow)
             if exclude_mode is not None:
                 query = query.where(GameRow.mode != exclude_mode)
+            if owner is not None:  # a hex digest, kept in options (server/routes_local.py)
+                query = query.where(GameRow.options.contains(f'"owner": "{owner}"'))
             rows = db.scalars(query.order_by(GameRow.updated.desc()).limit(limit))
             return [_load(r) for r in rows]
 

@@ -1,0 +1,72 @@
+"""Clocks: one timer per game whose human to move has a running clock; when
+it runs out, the server's medium AI moves for that player (docs/online.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from .ai_runner import seed
+from .session import HUMAN, GameSession
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+#: The agent that moves for a player whose clock ran out.
+TIMEOUT_AGENT = "heuristic"
+
+
+class Clocks:
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.timers: dict[str, asyncio.Task[None]] = {}
+
+    def running(self, game_id: str) -> bool:
+        return game_id in self.timers
+
+    def schedule(self, s: GameSession) -> None:
+        """Watch the clock of the player to move (after any change)."""
+        old = self.timers.pop(s.id, None)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        if s.clock is None or s.game.finished:
+            return
+        p = s.game.to_move
+        if p is None or s.seats[p] != HUMAN:
+            return
+        deadline = s.clock.deadline(p)
+        if deadline is None:
+            return
+        task = asyncio.ensure_future(self._watch(s.id, s.version, deadline))
+        self.timers[s.id] = task
+        game_id = s.id
+        task.add_done_callback(lambda t: self._forget(game_id, t))
+
+    def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
+        if self.timers.get(game_id) is task:
+            del self.timers[game_id]
+
+    async def _watch(self, game_id: str, version: int, deadline: float) -> None:
+        hub = self.hub
+        await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+        s = hub.session(game_id)
+        async with hub.lock(game_id):
+            if s.version != version:
+                return
+            seat = s.timed_out()
+            if seat is None:
+                self.schedule(s)
+                return
+            view = s.game.view(seat)
+        move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
+        s = hub.session(game_id)
+        async with hub.lock(game_id):
+            if s.version != version or s.timed_out() != seat:
+                return
+            await s.play_for_timed_out(seat, move)
+            hub.changed(s)
+
+    def close(self) -> None:
+        for task in list(self.timers.values()):
+            task.cancel()

@@ -1,0 +1,129 @@
+"""Online games: made here, then reached by their secret links (a bearer
+token per seat, one for spectators); the play itself is on the WebSocket
+(protocol.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Header, WebSocket
+
+from ..core import DonutboxError, Game
+from . import seating
+from .errors import Invalid, NotAllowed
+from .hub import Hub
+from .models import MAX_NAME, Intent, NewOnlineGame, rules_of
+from .online import Clock, new_token
+from .online import digest as token_digest
+from .protocol import serve_online
+from .routing import Creating, HubDep
+from .session import HUMAN, ONLINE, SPECTATOR, GameSession
+
+router = APIRouter()
+
+
+def bearer(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header ("" if none)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def online_reader(hub: Hub, game_id: str, authorization: str | None) -> tuple[GameSession, int]:
+    """An online game and the seat (or SPECTATOR) the bearer token opens."""
+    s = hub.session(game_id)
+    token = bearer(authorization)
+    seat = s.reader_for(token) if s.online and token else None
+    if seat is None:
+        raise NotAllowed("token: this link does not open this game")
+    return s, seat
+
+
+@router.post("/api/online", dependencies=[Creating])
+async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
+    """An online game: one secret link per human seat, and a spectator
+    link.  The tokens are shown once, here; the server keeps digests."""
+    kinds = []
+    agents = []
+    for i, seat in enumerate(req.seats):
+        if seat.kind != HUMAN:
+            agents.append(seating.agent(seat.kind, f"seats[{i}].kind"))
+        kinds.append(seat.kind)
+    if HUMAN not in kinds:
+        raise Invalid("seats: an online game needs at least one human seat")
+    agent_options = seating.thinking(agents, req.seconds)
+    names = [
+        " ".join(seat.name.split())[:MAX_NAME] or (f"Player {i + 1}" if k == HUMAN else k.title())
+        for i, (seat, k) in enumerate(zip(req.seats, kinds, strict=True))
+    ]
+    try:
+        # No seed: the deal comes from the server's secrets (Game.new).
+        game = Game.new(rules_of(req), names)
+    except (ValueError, DonutboxError) as err:
+        raise Invalid(str(err)) from None
+    tokens = [new_token() if k == HUMAN else None for k in kinds]
+    watch = new_token()
+    clock = None
+    if req.clock is not None:
+        clock = Clock.new(
+            req.clock.minutes * 60, req.clock.increment, [k == HUMAN for k in kinds]
+        ).to_dict()
+    options: dict[str, Any] = {
+        "online": {
+            "digests": [token_digest(t) if t else None for t in tokens],
+            "watch": token_digest(watch),
+            "clock": clock,
+            "takebacks": req.takebacks,
+        }
+    }
+    options.update(agent_options)
+    stored = hub.store.create(game.rules.label(), ONLINE, kinds, options, game.to_record())
+    hub.session(stored.id)
+
+    def link(token: str) -> str:
+        return f"/#/online/{stored.id}/{token}"
+
+    return {
+        "id": stored.id,
+        "seats": [
+            {
+                "seat": i,
+                "name": names[i],
+                "kind": kinds[i],
+                "token": tokens[i],
+                "link": link(t) if (t := tokens[i]) else None,
+            }
+            for i in range(len(kinds))
+        ],
+        "spectator": {"token": watch, "link": link(watch)},
+    }
+
+
+@router.get("/api/online/{game_id}")
+async def online_state(
+    game_id: str, hub: HubDep, authorization: str | None = Header(None)
+) -> dict[str, Any]:
+    """The game as the bearer's seat (or a spectator) may see it."""
+    s, seat = online_reader(hub, game_id, authorization)
+    state = s.state(seat)
+    state["presence"] = hub.fanout.presence(s)
+    return state
+
+
+@router.post("/api/online/{game_id}/moves")
+async def online_move(
+    game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Header(None)
+) -> dict[str, Any]:
+    s, seat = online_reader(hub, game_id, authorization)
+    if seat == SPECTATOR:
+        raise NotAllowed("move: spectators cannot act")
+    async with hub.lock(game_id):
+        await s.act(intent.move, intent.version, seat)
+        hub.changed(s)
+        return s.state(seat)
+
+
+@router.websocket("/api/online/{game_id}/ws")
+async def online_socket(ws: WebSocket, game_id: str) -> None:
+    """Online play: send ``{"type": "hello", "token": ...}`` first; see
+    docs/online.md for every message."""
+    await serve_online(ws, ws.app.state.hub, game_id)

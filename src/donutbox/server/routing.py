@@ -1,0 +1,74 @@
+"""What the HTTP routers share: the hub of the app, and the mapping of the
+session's typed refusals (errors.py) to HTTP status codes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from .errors import (
+    ActionError,
+    Busy,
+    Conflict,
+    Invalid,
+    NoSuchGame,
+    NotAllowed,
+    NotIntroduced,
+    Stale,
+)
+from .hub import Hub
+
+#: The HTTP status of each kind of refusal (the most specific class wins).
+STATUS: dict[type[ActionError], int] = {
+    Invalid: 422,
+    Stale: 409,
+    Conflict: 409,
+    NotAllowed: 403,
+    NotIntroduced: 401,
+    Busy: 429,
+    NoSuchGame: 404,
+}
+
+
+def status_of(err: ActionError) -> int:
+    for cls in type(err).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
+
+
+def hub_of(request: Request) -> Hub:
+    hub: Hub = request.app.state.hub
+    return hub
+
+
+HubDep = Annotated[Hub, Depends(hub_of)]
+
+
+def creation_allowed(request: Request) -> None:
+    """A dependency of the routes that make a game: the address's token
+    bucket (throttle.py) must have a token, else 429."""
+    hub_of(request).creation.take(request.client.host if request.client else "?")
+
+
+Creating = Depends(creation_allowed)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ActionError)
+    async def _action_error(_request: Any, err: ActionError) -> JSONResponse:
+        return JSONResponse({"detail": err.reason}, status_code=status_of(err))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Any, err: RequestValidationError) -> JSONResponse:
+        """One line naming the field (never the input echoed back: it may be
+        huge, or not even valid JSON, e.g. Infinity)."""
+        reasons = []
+        for e in err.errors()[:3]:
+            where = ".".join(str(part) for part in e.get("loc", ())[1:]) or "body"
+            msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+            reasons.append(f"{where}: {msg}")
+        return JSONResponse({"detail": "; ".join(reasons) or "invalid request"}, 422)
