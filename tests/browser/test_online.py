@@ -229,7 +229,7 @@ def _play_one(page: Any, rng: random.Random) -> str:
 def _scores(page: Any) -> list[str]:
     """The score table's rows, as shown, without their clocks."""
     return page.evaluate(  # type: ignore[no-any-return]
-        """() => [...document.querySelectorAll('#scores tr')].map((tr) =>
+        """() => [...document.querySelectorAll('#scores tbody tr')].map((tr) =>
              [tr.querySelector('.name').textContent,
               ...[...tr.cells].slice(1).map((td) => td.textContent)].join(' '))"""
     )
@@ -273,6 +273,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     form.locator("input[name=clock]").check()
     form.locator("input[name=minutes]").fill("10")
     form.locator("input[name=increment]").fill("15")
+    form.locator("input[name=takebacks]").check()
     form.locator("button[type=submit]").click()
     links = ann.locator("#link-list")
     sync_api.expect(links).to_contain_text(f"Seat 2: {EVIL}")
@@ -290,7 +291,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     for page in (ann, bob, watcher):
         _wait_connected(page)
         # The names, the hostile one literally; both seats connected; one spectator.
-        sync_api.expect(page.locator("#scores tr >> nth=1 >> .name")).to_have_text(EVIL)
+        sync_api.expect(page.locator("#scores tbody tr >> nth=1 >> .name")).to_have_text(EVIL)
         sync_api.expect(page.locator("#scores .dot.on")).to_have_count(2)
         sync_api.expect(page.locator("#watchers")).to_have_text("1 spectator watching")
         assert page.locator("img[src=x]").count() == 0
@@ -302,7 +303,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     to_move = _state(ann)["to_move"]
     running = ann.locator("#scores .clock.running")
     sync_api.expect(running).to_have_count(1)
-    sync_api.expect(ann.locator(f"#scores tr >> nth={to_move} >> .clock")).to_have_class(
+    sync_api.expect(ann.locator(f"#scores tbody tr >> nth={to_move} >> .clock")).to_have_class(
         re.compile("running")
     )
     ann.wait_for_function(
@@ -370,7 +371,10 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
 ) -> None:
     game = _post(
         server.url + "/api/online",
-        {"seats": [{"kind": "human", "name": "Cy"}, {"kind": "human", "name": "Di"}], "seed": 8},
+        {
+            "seats": [{"kind": "human", "name": "Cy"}, {"kind": "human", "name": "Di"}],
+            "takebacks": True,
+        },
     )
     cy = _page(browser, server.url + game["seats"][0]["link"])
     di = _page(browser, server.url + game["seats"][1]["link"], init=HIDDEN_TAB)
@@ -404,7 +408,9 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(2)
     di.context.close()
     sync_api.expect(cy.locator("#scores .dot.on")).to_have_count(1)
-    sync_api.expect(cy.locator("#scores tr >> nth=1 >> .dot")).to_have_class(re.compile("off"))
+    sync_api.expect(cy.locator("#scores tbody tr >> nth=1 >> .dot")).to_have_class(
+        re.compile("off")
+    )
     # A wrong link: a one-line error, and no retrying.
     bad = _page(browser, f"{server.url}/#/online/{game['id']}/not-a-token")
     sync_api.expect(bad.locator("#error")).to_have_text("token: this link does not open this game")
@@ -429,7 +435,6 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
         {
             "seats": [{"kind": "human", "name": "Ed"}, {"kind": "human", "name": "Flo"}],
             "clock": {"minutes": 0.03, "increment": 20},
-            "seed": 4,
         },
     )
     ed = _page(browser, server.url + game["seats"][0]["link"])
@@ -440,8 +445,10 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
     # is flagged and he plays on with the increment; now Flo's clock runs.
     for page in (ed, flo):
         sync_api.expect(page.locator("#log li")).to_have_count(1)
-        sync_api.expect(page.locator("#scores tr >> nth=0 >> .clock")).to_contain_text("⚑ 0:20")
-        sync_api.expect(page.locator("#scores tr >> nth=1 >> .clock")).to_have_class(
+        sync_api.expect(page.locator("#scores tbody tr >> nth=0 >> .clock")).to_contain_text(
+            "⚑ 0:20"
+        )
+        sync_api.expect(page.locator("#scores tbody tr >> nth=1 >> .clock")).to_have_class(
             re.compile("running")
         )
     _check_turn([ed, flo], 1)

@@ -193,3 +193,21 @@ def test_png_of_the_counter_shows_the_cards() -> None:
     assert image.getpixel((left + 2, top + 50)) == (0xA8, 0xA8, 0xA8)
     # Inside the card: not the backdrop.
     assert image.getpixel((left + 50, top + 50)) != (0xF4, 0xF1, 0xEC)
+
+
+def test_palette_is_the_decks_and_flavours_as_json() -> None:
+    # One palette for page, SVG and PDF: player i is deck i (green, red,
+    # purple, black, as the PDF's card backs are named), each with its mark.
+    p = look.palette()
+    assert json.loads(json.dumps(p)) == p
+    assert [(d["name"], d["mark"]) for d in p["players"]] == [
+        ("green", "circle"),
+        ("red", "triangle"),
+        ("purple", "square"),
+        ("black", "diamond"),
+    ]
+    assert [d["colour"] for d in p["players"]] == [d.colour for d in look.DECKS]
+    assert p["players"][0]["colour"] == "#009e73"
+    assert sorted(p["flavours"]) == ["B", "C", "H", "R", "S"]
+    assert p["flavours"]["C"] == "#5c3317" and p["neutral"] == "#a8a8a8"
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in p["flavours"].values())

@@ -196,6 +196,17 @@ DECKS: Final = (
 )
 
 
+def palette() -> dict[str, object]:
+    """The one palette of players and flavours, as JSON: the page reads it
+    from ``/api/meta`` so that player ``i`` has the same colour and mark in
+    the browser, the SVG drawings and the print-and-play PDF (``DECKS``)."""
+    return {
+        "players": [{"name": d.name, "colour": d.colour, "mark": d.mark} for d in DECKS],
+        "flavours": dict(FLAVOUR_COLOUR),
+        "neutral": NEUTRAL,
+    }
+
+
 def deck_colour(owner: int | None) -> str:
     """Band colour of a card of ``owner`` (None: the neutral start card)."""
     return NEUTRAL if owner is None else DECKS[owner % len(DECKS)].colour

@@ -1,10 +1,17 @@
-// Online play, the browser's side: the WebSocket client, invite links, and
-// the online games this browser remembers.  Plain ES module, no build step.
+// Online play, the browser's side: the WebSocket client, invite links, the
+// online games this browser remembers, and the online game shown (its
+// states go through the store's one update path, as a local game's do).
 //
 // A link is `/#/online/<game>/<token>`: the token sits in the fragment, which
 // a browser never sends to a server; the page sends it once, in the socket's
 // first message ("hello").  Every name shown comes from other people: it is
 // only ever set with textContent.
+
+import { $, button, h, show, showError } from "./dom.js";
+import { store, offer, open, close, myTurn, set } from "./store.js";
+import { fit } from "./board.js";
+import { agentSelect, agent, ruleFields, ruleValues } from "./forms.js";
+import { disconnect } from "./local.js";
 
 const STORE = "donutbox.online";
 const LINK_RE = /^#\/online\/([^/]+)\/([^/]+)$/;
@@ -12,14 +19,6 @@ const FIRST_DELAY = 500; // ms before the first reconnect; doubles up to MAX_DEL
 const MAX_DELAY = 5000;
 const PING_EVERY = 20000; // a connection that misses a pong for this long is dropped
 const REQUEST_TIMEOUT = 15000;
-
-export const KINDS = [
-  ["human", "A friend (invite link)"],
-  ["easy", "AI: easy"],
-  ["medium", "AI: medium"],
-  ["hard", "AI: hard"],
-  ["random", "AI: random"],
-];
 
 // -- links ---------------------------------------------------------------------
 
@@ -263,28 +262,13 @@ export class OnlineClient {
 
 // -- the "Play online" form and the invite links ------------------------------------------
 
-function option(value, text, selected = false) {
-  const o = document.createElement("option");
-  o.value = value;
-  o.textContent = text;
-  o.selected = selected;
-  return o;
-}
-
 function seatRow(i) {
-  const row = document.createElement("div");
-  row.className = "seat-row";
-  const label = document.createElement("span");
-  label.textContent = `Seat ${i + 1}`;
-  const kind = document.createElement("select");
-  kind.name = "kind";
-  kind.setAttribute("aria-label", `seat ${i + 1}: who plays`);
-  for (const [value, text] of KINDS) kind.append(option(value, text, value === "human"));
-  const name = document.createElement("input");
-  name.name = "name";
-  name.maxLength = 40;
-  name.placeholder = `Player ${i + 1}`;
-  name.setAttribute("aria-label", `seat ${i + 1}: name`);
+  const row = h("div", { className: "seat-row" });
+  const label = h("span", {}, `Seat ${i + 1}`);
+  const kind = h("select", { name: "kind", "aria-label": `seat ${i + 1}: who plays` });
+  agentSelect(kind, null, { before: [["human", "A friend (invite link)", ""]], chosen: "human" });
+  const name = h("input", { name: "name", placeholder: `Player ${i + 1}`, "aria-label": `seat ${i + 1}: name` });
+  name.maxLength = (store.meta && store.meta.max_name_length) || 40;
   row.append(label, kind, name);
   return row;
 }
@@ -346,14 +330,25 @@ export function showLinks(created, open) {
 
 // Wire the "Play online" form.  `api(path, body)` posts; `created(game)` is
 // called with the server's answer.
-export function setupOnlineForm(api, showError, created) {
+export function setupOnlineForm(api, created) {
   const form = document.querySelector("#new-online");
+  ruleFields(form.querySelector(".rule-fields"), "online");
   const seats = form.querySelector("#online-seats");
   const count = form.querySelector("select[name=online_players]");
+  const seconds = form.querySelector(".seconds");
+  // The thinking time matters only when a seat's AI takes a time budget.
+  const timed = () => {
+    seconds.hidden = ![...seats.querySelectorAll("select[name=kind]")].some((s) => agent(s.value) && agent(s.value).timed);
+  };
   const layout = () => {
     const n = Number(count.value);
-    while (seats.children.length < n) seats.append(seatRow(seats.children.length));
+    while (seats.children.length < n) {
+      const row = seatRow(seats.children.length);
+      row.querySelector("select").addEventListener("change", timed);
+      seats.append(row);
+    }
     while (seats.children.length > n) seats.lastElementChild.remove();
+    timed();
   };
   count.addEventListener("change", layout);
   layout();
@@ -366,18 +361,161 @@ export function setupOnlineForm(api, showError, created) {
     e.preventDefault();
     const f = new FormData(form);
     const body = {
-      match: f.get("match"),
-      layout: f.get("layout"),
-      closers: f.get("closers") === "on",
+      ...ruleValues(form),
       seats: [...seats.children].map((row) => ({
         kind: row.querySelector("select[name=kind]").value,
         name: row.querySelector("input[name=name]").value,
       })),
       clock: clock.checked ? { minutes: Number(f.get("minutes")), increment: Number(f.get("increment")) } : null,
+      takebacks: form.querySelector("input[name=takebacks]").checked,
       seconds: Number(f.get("seconds")),
     };
     try {
       created(await api("/api/online", body));
     } catch (err) { showError(err.message); }
   });
+}
+
+// -- the online game shown ------------------------------------------------------------
+
+// A move over the game's socket, made on the version shown.
+export async function sendOnline(move) {
+  const online = store.online;
+  if (online.busy) return;
+  online.busy = true;
+  $("#extra").replaceChildren();
+  try {
+    await online.client.move(move, store.state.version);
+  } catch (err) {
+    showError(err.message);
+    online.client.sync();
+  } finally {
+    online.busy = false;
+  }
+}
+
+function onlineState(fresh) {
+  const online = store.online;
+  const wasMyTurn = myTurn(store.state);
+  const first = !store.state;
+  const arrived = online.arrived;
+  online.arrived = performance.now(); // the clocks count down from here
+  if (!offer(fresh)) { online.arrived = arrived; return; }
+  if (first) { fit(); set({}); }
+  const s = store.state;
+  if (online.seat !== null) {
+    remember(online.id, { title: s.title, players: s.players, finished: s.finished, moves: s.history.length });
+  }
+  if (!wasMyTurn && myTurn(s)) notifyTurn();
+}
+
+function notifyTurn() {
+  const s = store.state;
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  try {
+    const n = new Notification("donutbox: your turn", { body: `${s.players[s.player]}, it is your move.`, tag: `donutbox-${s.id}` });
+    n.addEventListener("click", () => { window.focus(); n.close(); });
+  } catch (err) { /* some browsers only notify from a service worker */ }
+}
+
+function connection(status) {
+  const c = $("#conn");
+  c.hidden = status === "connected";
+  c.className = status;
+  c.textContent = { connecting: "Connecting…", reconnecting: "Reconnecting…", failed: "Not connected" }[status] || "";
+}
+
+// Open an online game with a link's token (the page's hash holds the link).
+export function openOnline(id, token) {
+  const now = store.online;
+  if (now && now.id === id && now.token === token) { show("play"); return; }
+  leaveOnline();
+  disconnect();
+  close();
+  open(id);
+  const hash = linkHash(id, token);
+  if (location.hash !== hash) location.hash = hash;
+  const mine = { id, token, seat: null, arrived: performance.now(), busy: false, client: null };
+  store.online = mine;
+  const current = () => store.online === mine;
+  mine.client = new OnlineClient(id, token, {
+    welcome: (msg) => {
+      if (!current()) return;
+      mine.seat = msg.seat;
+      remember(id, { links: [{ seat: msg.seat, token }] });
+    },
+    state: (s) => { if (current()) onlineState(s); },
+    presence: (p) => {
+      if (current() && store.state) offer({ ...store.state, presence: p });
+    },
+    error: (reason) => { if (current()) showError(reason); },
+    connection: (status) => { if (current()) connection(status); },
+  });
+  $("#status").textContent = "Connecting…";
+  for (const sel of ["#board", "#tray", "#scores", "#log", "#takeback"]) $(sel).replaceChildren();
+  $("#replay").hidden = true;
+  $("#summary").hidden = true;
+  $("#online-bar").hidden = false;
+  $("#role").textContent = "";
+  show("play");
+  mine.client.start();
+}
+
+export function leaveOnline() {
+  const online = store.online;
+  if (!online) return;
+  online.client.stop();
+  store.online = null;
+  connection("connected");
+  $("#online-bar").hidden = true;
+  $("#watchers").hidden = true;
+}
+
+export function onlineCreated(game) {
+  const players = game.seats.map((s) => s.name);
+  remember(game.id, {
+    title: "online", players, finished: false, moves: 0,
+    links: [
+      ...game.seats.filter((s) => s.token).map((s) => ({ seat: s.seat, name: s.name, token: s.token })),
+      { seat: -1, name: "Spectator", token: game.spectator.token },
+    ],
+  });
+  showLinks(game, openOnline);
+  show("online-links");
+}
+
+// Whether `seat` has a move that a takeback could take back (the server
+// counts plies in turn order: ply % players is the seat that made it).
+function hasMove(s, seat) {
+  return seat >= 0 && s.history.length > seat;
+}
+
+export function drawOnline() {
+  const online = store.online;
+  const bar = $("#online-bar");
+  bar.hidden = !online;
+  if (!online) return;
+  const s = store.state;
+  const me = s.player;
+  const watching = me < 0;
+  $("#role").textContent = watching ? "Spectating" : `Seat ${me + 1}: ${s.players[me]}`;
+  const notify = $("#btn-notify");
+  notify.hidden = watching || !("Notification" in window) || Notification.permission !== "default";
+  const box = $("#takeback");
+  box.replaceChildren();
+  const t = s.takeback;
+  if (watching || s.finished) return;
+  const say = (text) => box.append(h("span", {}, text));
+  if (t === null || t === undefined) {
+    // Offered only in a game made with takebacks allowed (`takebacks_on`).
+    if (hasMove(s, me) && s.takebacks_on !== false) box.append(button("Take back", () => online.client.takeback(s.version)));
+  } else if (t.by === me) {
+    say("You asked to take back your last move: waiting for an answer…");
+  } else if (!t.agreed.includes(me)) {
+    say(`${s.players[t.by]} asks to take back their last move. `);
+    box.append(button("Accept", () => online.client.answer(true, s.version)));
+    box.append(button("Decline", () => online.client.answer(false, s.version)));
+  } else {
+    say(`Waiting for the others to answer ${s.players[t.by]}'s takeback…`);
+  }
 }

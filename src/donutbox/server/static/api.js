@@ -1,0 +1,44 @@
+// Talking to the server over HTTP.  Local games belong to this browser: one
+// owner token, kept in localStorage, goes as the bearer on every /api/games
+// request (and as ?token= on the game's socket); the server mints one with
+// this browser's first game, and the page keeps it.
+
+const OWNER = "donutbox.owner";
+
+export function ownerToken() {
+  try { return localStorage.getItem(OWNER); } catch (err) { return null; }
+}
+
+function keepOwner(data) {
+  if (data && typeof data.owner_token === "string" && !ownerToken()) {
+    try { localStorage.setItem(OWNER, data.owner_token); } catch (err) { /* private mode */ }
+  }
+}
+
+// GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
+// (default: the owner token for /api/games...; an online game's link token
+// is passed explicitly).  Throws an Error with the server's one-line reason.
+export async function api(path, body, token) {
+  const headers = {};
+  const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? ownerToken() : null);
+  if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  const opts = body === undefined
+    ? { headers }
+    : { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) };
+  const r = await fetch(path, opts);
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    const detail = Array.isArray(data.detail) ? data.detail.map((d) => d.msg).join("; ") : data.detail;
+    throw new Error(detail || `HTTP ${r.status}`);
+  }
+  keepOwner(data);
+  return data;
+}
+
+// The WebSocket URL of a local game (browsers cannot set headers on one).
+export function gameSocketUrl(id) {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const token = ownerToken();
+  const query = token ? `?token=${encodeURIComponent(token)}` : "";
+  return `${proto}://${location.host}/api/games/${encodeURIComponent(id)}/ws${query}`;
+}

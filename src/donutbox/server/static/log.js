@@ -1,0 +1,184 @@
+// The side panel: scores (with each player's mark), who is watching, the
+// clocks, the moves, the end-of-game summary.
+
+import { $, h } from "./dom.js";
+import { store } from "./store.js";
+import { markIcon, player } from "./palette.js";
+import { timeLeft, formatClock } from "./online.js";
+import { recentMoves, say, leadText, leader } from "./recent.js";
+
+export function drawSide() {
+  // In the replay: the scores and counts of the move shown, not the end's.
+  const r = store.replay;
+  const s = r ? { ...store.state, ...r.state, seats: store.state.seats, presence: store.state.presence, clock: null, history: store.state.history } : store.state;
+  const t = $("#scores");
+  t.replaceChildren();
+  const head = h("tr");
+  for (const [text, title] of [["Player", ""], ["Points", "points scored so far"], ["If ended now", "points if the game ended now: each open box scores its full value to whoever holds most of it"], ["Boxes", "boxes delivered"], ["Pile", "cards left in the pile"]]) {
+    head.append(h("th", { scope: "col", ...(title ? { title } : {}) }, text));
+  }
+  const thead = h("thead");
+  thead.append(head);
+  const tbody = h("tbody");
+  t.append(thead, tbody);
+  const projected = endNow(s);
+  s.players.forEach((name, p) => {
+    const tr = h("tr");
+    if (s.to_move === p && !s.finished) tr.className = "turn";
+    const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
+    const first = h("td", { className: "who" });
+    first.append(markIcon(p), h("span", { className: "name" }, `${name}${who}`));
+    first.style.setProperty("--owner", player(p).colour);
+    if (s.presence) first.prepend(presenceDot(p));
+    if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
+    tr.append(first);
+    for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, String(s.pile_sizes[p])]) {
+      tr.append(h("td", {}, text));
+    }
+    tr.cells[2].className = "ifnow";
+    tbody.append(tr);
+  });
+  drawNotes();
+  drawOpenBoxes();
+  drawWatchers();
+  drawClocks();
+  const log = $("#log");
+  log.replaceChildren();
+  const n = s.players.length;
+  s.history.forEach((m, i) => {
+    // The move in words, and its notation (to read or copy).
+    const li = h("li");
+    li.append(h("span", { className: "say" }, say(s, { ply: i, mover: i % n, move: m })), " ", h("code", {}, m));
+    if (r && i === r.ply - 1) {
+      li.className = "current";
+      li.setAttribute("aria-current", "step");
+    }
+    log.append(li);
+  });
+  const current = log.querySelector(".current");
+  if (current) current.scrollIntoView({ block: "nearest" });
+  else log.scrollTop = log.scrollHeight;
+  drawSummary(s);
+}
+
+// The end of the game: the winner, the ranking with each player's points
+// split into sealed / boxed / end scoring, the tiebreak when it decided,
+// takebacks if any.
+function drawSummary(s) {
+  const summary = $("#summary");
+  summary.hidden = !s.finished;
+  const body = $("#summary-body");
+  body.replaceChildren();
+  if (!s.finished) return;
+  const names = (ps) => (ps.length ? ps.map((p) => s.players[p]).join(" and ") : "nobody");
+  $("#summary-head").textContent = `Game over — winner: ${s.winners.map((p) => s.players[p]).join(", ")}`;
+  const split = s.players.map(() => ({ sealed: 0, boxed: 0, end: 0 }));
+  for (const d of s.deliveries) {
+    const how = d.how in split[0] ? d.how : d.ply === null ? "end" : "sealed";
+    for (const p of d.to) split[p][how] += d.points;
+  }
+  const order = s.players.map((_, p) => p).sort((a, b) => s.scores[b] - s.scores[a] || s.delivered[b] - s.delivered[a]);
+  const table = h("table", { className: "ranking" });
+  const head = h("tr");
+  for (const t of ["", "Player", "Points", "sealed", "boxed", "end", "Boxes"]) head.append(h("th", { scope: "col" }, t));
+  table.append(head);
+  // Equal points and boxes share a place.
+  const ahead = (p) => order.filter((q) => s.scores[q] > s.scores[p] || (s.scores[q] === s.scores[p] && s.delivered[q] > s.delivered[p])).length;
+  order.forEach((p) => {
+    const tr = h("tr");
+    if (s.winners.includes(p)) tr.className = "winner";
+    const who = h("td");
+    who.append(markIcon(p), document.createTextNode(s.players[p]));
+    tr.append(h("td", {}, `${ahead(p) + 1}.`), who);
+    for (const v of [s.scores[p], split[p].sealed, split[p].boxed, split[p].end, s.delivered[p]]) tr.append(h("td", {}, String(v)));
+    table.append(tr);
+  });
+  body.append(table);
+  const top = Math.max(...s.scores);
+  const tied = s.scores.filter((x) => x === top).length;
+  if (tied > s.winners.length) body.append(h("p", {}, `Tied on ${top} points: the tiebreak, most boxes delivered, decided it.`));
+  if (typeof s.takebacks === "number" && s.takebacks > 0) body.append(h("p", {}, `${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}.`));
+  const details = h("details");
+  details.append(h("summary", {}, "Every box that scored"));
+  const ul = h("ul");
+  for (const d of s.deliveries) {
+    ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
+  }
+  details.append(ul);
+  body.append(details);
+  $("#btn-rematch").hidden = Boolean(store.online) || s.mode === "online";
+}
+
+// Each player's points if the game ended now: every open box scores its full
+// value to each of its majority holders (the rules' end scoring).
+export function endNow(s) {
+  const out = [...s.scores];
+  if (s.finished) return out;
+  for (const box of s.boxes) for (const p of leader(box).leaders) out[p] += box.points;
+  return out;
+}
+
+// What the others did since the viewer's last turn, in words (a live
+// region: screen readers announce it).  Drawn for a new position only.
+export function drawLastMoves() {
+  const s = store.state;
+  const out = $("#last-move");
+  const recent = store.replay || s.finished ? [] : recentMoves(s);
+  out.textContent = recent.map((r) => say(s, r)).join(" ");
+  out.hidden = !recent.length;
+}
+
+// Each open box: its size and value, and who holds the most of it.
+function drawOpenBoxes() {
+  const s = store.state;
+  const ul = $("#open-boxes");
+  ul.replaceChildren();
+  const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
+  $("#open-boxes-head").hidden = !open.length;
+  const SHOWN = 6; // the most valuable ones; the rest in one line
+  for (const box of open.slice(0, SHOWN)) ul.append(h("li", {}, `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}: ${leadText(s, box)}`));
+  if (open.length > SHOWN) ul.append(h("li", { className: "more" }, `and ${open.length - SHOWN} smaller ones (each is marked on the counter)`));
+}
+
+// "Practice game" (an undo used against the AI, or a chosen deal) and how
+// many moves were taken back, where the server says so.
+function drawNotes() {
+  const s = store.state;
+  const notes = [];
+  if (s.practice) notes.push("Practice game");
+  if (typeof s.takebacks === "number" && s.takebacks > 0) notes.push(`${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}`);
+  const p = $("#notes");
+  p.hidden = !notes.length;
+  p.textContent = notes.join(" · ");
+}
+
+// A dot by each name online: filled when that seat is connected.
+function presenceDot(p) {
+  const s = store.state;
+  const ai = s.seats[p] !== "human";
+  const on = ai || s.presence.connected[p];
+  const title = ai ? "the server's AI" : on ? "connected" : "not connected";
+  return h("span", { className: `dot ${ai ? "ai" : on ? "on" : "off"}`, title, role: "img", "aria-label": title });
+}
+
+export function drawWatchers() {
+  const s = store.state;
+  const w = $("#watchers");
+  const n = s && s.presence ? s.presence.spectators : 0;
+  w.hidden = !s || !s.presence;
+  w.textContent = `${n} spectator${n === 1 ? "" : "s"} watching`;
+}
+
+export function drawClocks() {
+  const s = store.state, online = store.online;
+  if (!s || !s.clock || !online) return;
+  const now = performance.now();
+  document.querySelectorAll("#scores .clock").forEach((span) => {
+    const p = Number(span.dataset.seat);
+    const left = timeLeft(s.clock, p, online.arrived, now);
+    span.textContent = (s.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
+    span.classList.toggle("running", s.clock.running === p && !s.finished);
+    span.classList.toggle("low", left !== null && left < 30000);
+    span.title = s.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
+  });
+}

@@ -1,0 +1,60 @@
+// The player's tray (their cards) and the action buttons under it.
+
+import { $, button, h } from "./dom.js";
+import { store, curtained, myTurn, set } from "./store.js";
+import { cardSvg } from "./board.js";
+
+export function drawTray(redrawBoard) {
+  const s = store.state;
+  const tray = $("#tray");
+  tray.replaceChildren();
+  tray.hidden = s.player < 0 || s.finished || curtained() || Boolean(store.replay);
+  if (tray.hidden) return;
+  s.tray.forEach((face, i) => {
+    const b = h("button", { type: "button", className: "card", role: "option", "aria-selected": i === store.selected ? "true" : "false", "aria-label": `tray card ${i + 1}: ${face}` });
+    b.append(cardSvg(face, i === store.selected ? store.rotation : 0));
+    b.addEventListener("click", () => set({ selected: i }));
+    b.draggable = true;
+    b.addEventListener("dragstart", (e) => {
+      if (store.selected !== i) { store.selected = i; redrawBoard(); }
+      e.dataTransfer.setData("text/plain", face);
+    });
+    tray.append(b);
+  });
+}
+
+// Whether Undo has something to take back: in hotseat the last move; against
+// the AI the last move a human made (the AI's answers after it go too).
+export function canUndo(s) {
+  if (store.online || s.finished || s.mode === "online") return false;
+  const n = s.players.length;
+  if (s.mode === "hotseat") return s.history.length > 0;
+  return s.history.some((_, ply) => s.seats[ply % n] === "human");
+}
+
+// `send(move)` plays a move.
+export function drawActions(send) {
+  const s = store.state;
+  const boxes = $("#boxes");
+  boxes.replaceChildren();
+  const extra = $("#extra");
+  extra.replaceChildren();
+  const cover = curtained();
+  const playing = !s.finished && !store.replay;
+  // Covered (hotseat, between players): no box or swap buttons either, as
+  // they tell what the hidden tray can do; undo stays for the last mover.
+  for (const m of cover || !playing ? [] : s.legal) {
+    if (m.startsWith("box@")) {
+      const box = s.boxes.find((b) => `box@${b.x},${b.y}` === m);
+      boxes.append(button(`Box it: ${box ? box.size + " donuts, " + box.points + " pts" : m}`, () => send(m)));
+    } else if (m.startsWith("swap") || m === "pass") {
+      extra.append(button(m === "pass" ? "Pass" : `Swap ${m.slice(5)}`, () => send(m)));
+    }
+  }
+  $("#btn-rotate").hidden = s.player < 0 || cover || !playing;
+  $("#btn-undo").hidden = !playing || !canUndo(s);
+  // Hints are for local games: online, the opponent has not agreed to them.
+  $("#btn-hint").hidden = Boolean(store.online) || !playing || !myTurn(s) || s.thinking || !s.legal.length || cover;
+  $("#btn-export").hidden = !s.finished;
+  $("#btn-replay").hidden = !s.finished;
+}

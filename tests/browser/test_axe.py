@@ -1,0 +1,89 @@
+"""An axe-core scan (axe-playwright-python) of the page's screens in real
+Chromium against a real `donutbox serve`: no serious or critical violation
+on any of them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import page_for, post
+
+sync_api = pytest.importorskip("playwright.sync_api")
+axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
+expect = sync_api.expect
+ROOT = Path(__file__).resolve().parents[2]
+AXE = axe_sync.Axe()
+
+
+def _serious(page: Any) -> list[str]:
+    results = AXE.run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — "
+        + "; ".join(n["target"][0] for n in v["nodes"][:3])
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_every_screen_passes_an_axe_scan(live: str, chromium: Any) -> None:
+    found: dict[str, list[str]] = {}
+    page = page_for(chromium, live + "/")
+    expect(page.locator("#setup")).to_be_visible()
+    found["new game"] = _serious(page)
+    page.click("#btn-rules")
+    expect(page.locator("#rules-card h3").first).to_be_visible()
+    found["how to play"] = _serious(page)
+    # Playing (hotseat, a chosen deal), then Box it (the record of test_web's box test).
+    game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
+    token = game["owner_token"]
+    page.close()
+    page = page_for(chromium, f"{live}/#game={game['id']}", token)
+    expect(page.locator("#status")).to_contain_text("Your turn")
+    found["playing"] = _serious(page)
+    box = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB", "BBBB"], ["BBBB"] * 6],
+        "moves": ["CCCC@2,0/0", "swap BBBB"],
+    }
+    boxed = post(live + "/api/games/import", box, token)
+    page.goto(f"{live}/#game={boxed['id']}")
+    expect(page.locator("#boxes button")).to_have_count(1)
+    found["box it"] = _serious(page)
+    lap = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "CCCC", "BBBB", "BBBB", "BBBB", "CCCC"], ["CCCC"] * 5],
+        "moves": ["BBBB@0,-2/0"],
+    }
+    final = post(live + "/api/games/import", lap, token)
+    page.goto(f"{live}/#game={final['id']}")
+    expect(page.locator("#banner")).to_be_visible()
+    found["final lap"] = _serious(page)
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record, token)
+    page.goto(f"{live}/#game={done['id']}")
+    expect(page.locator("#summary")).to_be_visible()
+    found["end"] = _serious(page)
+    page.click("#btn-replay")
+    expect(page.locator("#replay")).to_be_visible()
+    found["replay"] = _serious(page)
+    page.context.close()
+    online = post(
+        live + "/api/online",
+        {"seats": [{"kind": "human", "name": "Eve"}, {"kind": "random", "name": ""}]},
+    )
+    seat = page_for(chromium, live + online["seats"][0]["link"])
+    expect(seat.locator("#role")).to_have_text(re.compile("^Seat 1"))
+    found["online seat"] = _serious(seat)
+    seat.context.close()
+    watcher = page_for(chromium, live + online["spectator"]["link"])
+    expect(watcher.locator("#role")).to_have_text("Spectating")
+    found["spectator"] = _serious(watcher)
+    watcher.context.close()
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, json.dumps(bad, indent=1)
