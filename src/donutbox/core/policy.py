@@ -210,6 +210,7 @@ SPLITZKIES: Final = LayoutRule(
     1,
 )
 
-#: The matching rules and layouts by name, in the order forms list them.
+#: The matching rules and layouts by name, in the order forms list them; the
+#: first of each is the default.
 MATCH_RULES: Final[dict[str, MatchRule]] = {r.name: r for r in (ONE_GOOD_MATCH, PERFECT_MATCH)}
 LAYOUT_RULES: Final[dict[str, LayoutRule]] = {r.name: r for r in (SQUARED_AWAY, SPLITZKIES)}

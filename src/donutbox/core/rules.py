@@ -78,18 +78,22 @@ def _choice(rule: MatchRule | LayoutRule) -> Choice:
     return Choice(rule.name, rule.label, rule.help, rule.short)
 
 
+#: The defaults: the first matching rule and layout registered in ``policy.py``.
+DEFAULT_MATCH: Final = next(iter(MATCH_RULES))
+DEFAULT_LAYOUT: Final = next(iter(LAYOUT_RULES))
+
 MATCH_OPTION: Final = RuleOption(
     "match",
     "Matching",
     "How a placed card must agree with the not-delivered donuts it touches.",
-    "one-good-match",
+    DEFAULT_MATCH,
     tuple(_choice(r) for r in MATCH_RULES.values()),
 )
 LAYOUT_OPTION: Final = RuleOption(
     "layout",
     "Layout",
     "Where a card may sit on the counter.",
-    "squared-away",
+    DEFAULT_LAYOUT,
     tuple(_choice(r) for r in LAYOUT_RULES.values()),
 )
 CLOSERS_OPTION: Final = RuleOption(
@@ -113,8 +117,8 @@ class Rules:
     and 'Delivery').  Its matching rule and layout are policy objects
     (``match_rule``, ``layout_rule``) that the engine asks, never flags."""
 
-    match: str = "one-good-match"
-    layout: str = "squared-away"
+    match: str = DEFAULT_MATCH
+    layout: str = DEFAULT_LAYOUT
     closers: bool = False
 
     def __post_init__(self) -> None:
