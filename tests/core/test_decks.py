@@ -195,3 +195,14 @@ def test_every_example_deck_file_reads() -> None:
     assert seen["rainbow heavy"].counts() == {"halves": 8, "threes": 6, "rainbows": 8, "rolls": 8}
     assert seen["standard, card by card"].standard
     assert [seen["handicap"].counts(i)["rolls"] for i in (0, 1)] == [6, 10]
+
+
+def test_new_game_checks_the_number_of_decks_even_for_standard_ones() -> None:
+    comp = parse_composition({"decks": ["standard"] * 3})
+    with pytest.raises(DeckError, match="has 3 decks; a 2-player game needs 1"):
+        comp.new_game(Rules(), 2, 1)
+    assert comp.new_game(Rules(), 3, 1).to_record() == Game.new(Rules(), 3, 1).to_record()
+    six = from_kinds({"rolls": 6})
+    game = six.new_game(Rules(), ["Ann", "Bob"], 7)
+    assert game.to_record()["deck"] == "rolls 6"
+    assert game.to_record()["seed"] == 7

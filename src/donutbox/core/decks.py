@@ -150,9 +150,10 @@ class Composition:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
             raise InputError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
         count = players if isinstance(players, int) else len(players)
+        decks = self.deal(count, seed)  # DeckError for a wrong number of decks
         if self.standard:
             return Game.new(rules, players, seed)
-        game = Game.deal(self.deal(count, seed), rules, players, seed)
+        game = Game.deal(decks, rules, players, seed)
         game.meta["deck"] = self.name
         return game
 
