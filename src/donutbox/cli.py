@@ -606,6 +606,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if log is not None:
             log.close()
+    # The games first: a long sweep keeps its records whatever happens next.
+    from .lab.sim import write_games
+
+    played = [r for point in res.games for match in point.values() for r in match]
+    write_games(list(enumerate(played)), Path(args.out))
     command = _sweep_command(args, games, skill, skill_games)
     budget = _budget_text(args, agents + [a for pair in skill for a in pair])
     for path in write_sweep_report(res, Path(args.out), command, budget):

@@ -159,6 +159,14 @@ def test_a_small_sweep_end_to_end(tmp_path: Path) -> None:
     assert first["games"] == 2 and first["skill"]["greedy,random"]["games"] == 2
     lines = (out / "progress.jsonl").read_text().splitlines()
     assert len(lines) == 8  # 2 points x (2 self-play + 2 skill games)
+    # Every game's record is kept, in game order, and replays to its result.
+    records = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 8
+    for rec, logged in zip(
+        records, sorted(map(json.loads, lines), key=lambda g: g["game"]), strict=True
+    ):
+        assert replay(rec).scores == logged["scores"] == rec["result"]["scores"]
+    assert all("R" not in f for rec in records[:4] for d in rec["decks"] for f in d)
     md = (out / "sweep.md").read_text()
     assert "| rolls 0 | 16 halves, 8 threes, 6 rainbows, 0 rolls |" in md
     for name in ("first-player", "rolls", "points", "length", "skill"):

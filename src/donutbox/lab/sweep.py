@@ -271,7 +271,8 @@ def point_figures(point: Point, games: dict[str, list[GameResult]]) -> dict[str,
                 "games": n,
                 "first_player_win": f["first_player_win"],
                 "first_ci": list(f["first_ci"]),
-                "roll_share": f["roll_share"],
+                # The mean of each game's share (so that its interval holds it).
+                "roll_share": mean_ci(shares)[0],
                 "roll_share_ci": list(mean_ci(shares)[1:]),
                 "roll_leader_win": f["roll_leader_win"],
                 "roll_leader_ci": list(wilson(f["roll_leader_win"] * decided, decided)),
@@ -329,8 +330,8 @@ def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str =
 
     def line(ax: Any, ys: list[float], cis: list[list[float]], label: str, colour: str) -> None:
         err = [
-            [y - c[0] for y, c in zip(ys, cis, strict=True)],
-            [c[1] - y for y, c in zip(ys, cis, strict=True)],
+            [max(0.0, y - c[0]) for y, c in zip(ys, cis, strict=True)],
+            [max(0.0, c[1] - y) for y, c in zip(ys, cis, strict=True)],
         ]
         ax.errorbar(xs, ys, yerr=err, capsize=4, marker="o", label=label, color=colour)
 
