@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -255,6 +256,7 @@ def point_figures(point: Point, games: dict[str, list[GameResult]]) -> dict[str,
     """What a designer reads about one point, each with its 95% interval."""
     out: dict[str, Any] = {
         "point": point.label(),
+        "short": point.short(),
         "settings": {k: v for k, v in point.settings},
         "deck": point.deck.label(),
         "rules": point.rules.key(),
@@ -309,15 +311,26 @@ def point_figures(point: Point, games: dict[str, list[GameResult]]) -> dict[str,
 
 def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str = "") -> list[Path]:
     """``sweep.md``, ``sweep.json`` and the ``sweep-*.png`` plots in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    figs = [point_figures(p, g) for p, g in zip(res.points, res.games, strict=True)]
+    xlabel = res.points[0].settings[0][0] if len(res.points[0].settings) == 1 else "point"
+    has_self = bool(figs and "games" in figs[0])
+    written = write_plots(figs, res.skill, out, xlabel)
+    return _write_text(res, figs, written, out, command, budget, has_self)
+
+
+def write_plots(
+    figs: list[dict[str, Any]], skill: list[tuple[str, str]], out: Path, xlabel: str = "point"
+) -> list[Path]:
+    """The ``sweep-*.png`` plots of a sweep's figures (``point_figures``, as
+    in ``sweep.json``, so that the plots of several sweeps can be drawn
+    together)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out.mkdir(parents=True, exist_ok=True)
-    figs = [point_figures(p, g) for p, g in zip(res.points, res.games, strict=True)]
-    xs = [p.short() for p in res.points]
-    xlabel = res.points[0].settings[0][0] if len(res.points[0].settings) == 1 else "point"
+    xs = [f["short"] for f in figs]
     has_self = bool(figs and "games" in figs[0])
     written: list[Path] = []
 
@@ -361,7 +374,7 @@ def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str =
         )
         line(
             ax,
-            [f["roll_leader_win"] for f in figs],
+            [f["roll_leader_win"] if f["roll_decided"] else math.nan for f in figs],
             [f["roll_leader_ci"] for f in figs],
             "roll leader wins",
             "#4169e1",
@@ -406,10 +419,10 @@ def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str =
         fig.legend(loc="upper right")
         save(fig, "sweep-length.png")
 
-    if res.skill:
+    if skill:
         fig, ax = plt.subplots(figsize=(9, 4))
         for (a, b), colour in zip(
-            res.skill, ("#009e73", "#d55e00", "#0072b2", "#cc79a7"), strict=False
+            skill, ("#009e73", "#d55e00", "#0072b2", "#cc79a7"), strict=False
         ):
             key = f"{a},{b}"
             line(
@@ -427,6 +440,18 @@ def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str =
         ax.legend()
         save(fig, "sweep-skill.png")
 
+    return written
+
+
+def _write_text(
+    res: SweepResults,
+    figs: list[dict[str, Any]],
+    written: list[Path],
+    out: Path,
+    command: str,
+    budget: str,
+    has_self: bool,
+) -> list[Path]:
     path = out / "sweep.json"
     path.write_text(
         json.dumps({"command": command, "points": figs}, indent=1) + "\n", encoding="utf-8"
@@ -450,7 +475,7 @@ def write_sweep_report(res: SweepResults, out: Path, command: str, budget: str =
             lines.append(
                 f"| {f['point']} | {f['deck']} | {_pc(f['first_player_win'], f['first_ci'])} | "
                 f"{_pc(f['roll_share'], f['roll_share_ci'])} | "
-                f"{_pc(f['roll_leader_win'], f['roll_leader_ci'])} of {f['roll_decided']} | "
+                f"{_leader(f)} | "
                 f"{_num(f['plies'])} | {_num(f['swaps'], 2)} | "
                 f"{_pc(f['deadlocks'], f['deadlock_ci'])} | "
                 f"{src['sealed'][0]:.1f} / {src['boxed'][0]:.1f} / {src['end'][0]:.1f} |"
@@ -487,3 +512,9 @@ def _pc(x: float, ci: list[float]) -> str:
 
 def _num(m: list[float], digits: int = 1) -> str:
     return f"{m[0]:.{digits}f} ({m[1]:.{digits}f}-{m[2]:.{digits}f})"
+
+
+def _leader(f: dict[str, Any]) -> str:
+    if not f["roll_decided"]:
+        return "no roll points"
+    return f"{_pc(f['roll_leader_win'], f['roll_leader_ci'])} of {f['roll_decided']}"
