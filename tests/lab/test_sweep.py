@@ -156,6 +156,8 @@ def test_a_small_sweep_end_to_end(tmp_path: Path) -> None:
     assert first["deck"] == "16 halves, 8 threes, 6 rainbows, 0 rolls"
     # No Cinnamon Roll: no doubled box, and no roll leader to count.
     assert first["roll_share"] == 0 and first["roll_decided"] == 0
+    # ... so every point is an "other" point: its leader is the winner.
+    assert first["other_leader_win"] == 1.0
     assert first["games"] == 2 and first["skill"]["greedy,random"]["games"] == 2
     lines = (out / "progress.jsonl").read_text().splitlines()
     assert len(lines) == 8  # 2 points x (2 self-play + 2 skill games)

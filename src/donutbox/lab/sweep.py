@@ -268,6 +268,10 @@ def point_figures(point: Point, games: dict[str, list[GameResult]]) -> dict[str,
         decided = f["roll_decided"]
         shares = [sum(r.roll_points) / sum(r.scores) if sum(r.scores) else 0.0 for r in own]
         deadlocks = sum(1 for r in own if r.ended_by == "deadlock")
+        # The contrast to the roll leader: the leader in every other point.
+        other_won, other_decided = _leader_wins(
+            own, lambda r: [s - x for s, x in zip(r.scores, r.roll_points, strict=True)]
+        )
         out.update(
             {
                 "games": n,
@@ -279,6 +283,9 @@ def point_figures(point: Point, games: dict[str, list[GameResult]]) -> dict[str,
                 "roll_leader_win": f["roll_leader_win"],
                 "roll_leader_ci": list(wilson(f["roll_leader_win"] * decided, decided)),
                 "roll_decided": decided,
+                "other_leader_win": other_won / other_decided if other_decided else 0.0,
+                "other_leader_ci": list(wilson(other_won, other_decided)),
+                "other_decided": other_decided,
                 "plies": list(mean_ci([r.plies for r in own])),
                 "swaps": list(mean_ci([r.swaps for r in own])),
                 "deadlocks": deadlocks / n,
@@ -467,8 +474,9 @@ def _write_text(
             + ".",
             "",
             "| point | deck | first player wins | share of points from rolls | roll leader wins "
-            "| plies | swaps | deadlocks | points sealed / boxed / end |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| other-points leader wins | plies | swaps | deadlocks "
+            "| points sealed / boxed / end |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for f in figs:
             src = f["points_by_source"]
@@ -476,6 +484,7 @@ def _write_text(
                 f"| {f['point']} | {f['deck']} | {_pc(f['first_player_win'], f['first_ci'])} | "
                 f"{_pc(f['roll_share'], f['roll_share_ci'])} | "
                 f"{_leader(f)} | "
+                f"{_pc(f['other_leader_win'], f['other_leader_ci'])} of {f['other_decided']} | "
                 f"{_num(f['plies'])} | {_num(f['swaps'], 2)} | "
                 f"{_pc(f['deadlocks'], f['deadlock_ci'])} | "
                 f"{src['sealed'][0]:.1f} / {src['boxed'][0]:.1f} / {src['end'][0]:.1f} |"
@@ -518,3 +527,22 @@ def _leader(f: dict[str, Any]) -> str:
     if not f["roll_decided"]:
         return "no roll points"
     return f"{_pc(f['roll_leader_win'], f['roll_leader_ci'])} of {f['roll_decided']}"
+
+
+def _leader_wins(
+    results: list[GameResult], points: Callable[[GameResult], list[int]]
+) -> tuple[float, int]:
+    """How often the one player with the most ``points`` won (a shared win
+    counts half), over the games where one player has the most."""
+    won = 0.0
+    decided = 0
+    for r in results:
+        pts = points(r)
+        best = max(pts)
+        if pts.count(best) != 1:
+            continue
+        decided += 1
+        lead = pts.index(best)
+        if lead in r.winners:
+            won += 1.0 / len(r.winners)
+    return won, decided
