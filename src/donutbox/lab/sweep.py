@@ -386,6 +386,14 @@ def write_plots(
             "roll leader wins",
             "#4169e1",
         )
+        if all("other_leader_win" in f for f in figs):
+            line(
+                ax,
+                [f["other_leader_win"] for f in figs],
+                [f["other_leader_ci"] for f in figs],
+                "leader in the other points wins",
+                "#999999",
+            )
         ax.set_ylim(0, 1)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("share (95% CI)")
