@@ -79,6 +79,13 @@ MAX_TEXT: Final = 20_000
 
 _ORDER: Final = {face: i for i, face in reversed(list(enumerate(STANDARD_DECK)))}
 _TOP_KEYS: Final = ("name", "about", "deck", "decks")
+_SINGULAR: Final = {
+    "halves": "half",
+    "threes": "three",
+    "rainbows": "rainbow",
+    "rolls": "roll",
+    "other": "other",
+}
 
 
 class DeckError(DonutboxError):
@@ -180,7 +187,7 @@ class Composition:
         parts = []
         for i in range(len(self.decks)):
             c = self.counts(i)
-            parts.append(", ".join(f"{n} {k}" for k, n in c.items() if n or k in KINDS))
+            parts.append(", ".join(f"{n} {_SINGULAR[k] if n == 1 else k}" for k, n in c.items()))
         return " | ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
