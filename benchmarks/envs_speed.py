@@ -1,5 +1,6 @@
 """Steps per second of the research environments, side by side with reference games.
 
+    pip install pygame   # PettingZoo's connect_four_v3 imports it
     python benchmarks/envs_speed.py [--steps 3000] [--rounds 3]
 
 Every figure is measured in this one run, with CPU time of this process

@@ -19,7 +19,7 @@ import argparse
 import random
 
 from donutbox.core import Game, Rules
-from donutbox.envs.encoding import DEFAULT_BOARD, DEFAULT_PLACES, default_boxes
+from donutbox.envs.encoding import DEFAULT_PLACES, default_board, default_boxes
 
 
 def play(rules: Rules, players: int, seed: int, mode: str) -> dict[str, int]:
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                 print(
                     f"{rules.key()} {players} {mode} {games} | {most['places']} ({k_bound}) | "
                     f"{most['boxes']} ({default_boxes(players)}) | "
-                    f"{most['spread']} ({DEFAULT_BOARD}) | "
+                    f"{most['spread']} ({default_board(players)}) | "
                     f"{most['legal']} | {most['length']}",
                     flush=True,
                 )

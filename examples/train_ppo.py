@@ -154,6 +154,7 @@ def evaluate(net: Any, opponent: str, deals: int, seed: int = 10_000) -> dict[st
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cpu-minutes", type=float, default=30.0)
+    ap.add_argument("--iterations", type=int, default=0, help="stop after this many (0: no limit)")
     ap.add_argument("--games-per-iter", type=int, default=24)
     ap.add_argument("--greedy-share", type=float, default=0.6)
     ap.add_argument("--eval-deals", type=int, default=100)
@@ -194,6 +195,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     games = 0
     it = 0
     while time.process_time() - cpu0 < budget:
+        if args.iterations and it >= args.iterations:
+            break
         it += 1
         batch: list[dict] = []
         results: dict[str, list[float]] = {"random": [], "greedy": []}

@@ -92,3 +92,60 @@ def test_rules_own_their_policies() -> None:
     assert Rules().layout_rule.step == 2 and Rules().squared
     assert Rules(layout="splitzkies").layout_rule.step == 1
     assert not Rules(layout="splitzkies").squared
+
+
+# -- the policies, worked by hand ---------------------------------------------------
+#
+# A requirement packs, per quadrant NW, NE, SE, SW (bits 4i), the flavours the
+# quadrant would touch (bit 0 C, 1 S, 2 H, 3 B).  Face CCSS turned:
+#   0: CCSS   90: SCCS   180: SSCC   270: CSSC   (NW, NE, SE, SW).
+
+NW_C = 1  # only the NW quadrant touches, a C
+NW_C_NE_S = 1 | 2 << 4  # NW touches a C, NE an S
+
+
+def test_one_good_match_needs_one_agreeing_pair() -> None:
+    ogm = Rules().match_rule
+    assert ogm.fits("CCSS", NW_C) == ((0, ""), (270, ""))
+    # 0: NW C=C; 90: S/C and C/S; 180: NE S=S; 270: C=C and S=S.
+    assert ogm.fits("CCSS", NW_C_NE_S) == ((0, ""), (180, ""), (270, ""))
+    assert ogm.mismatch("SCCS", [1, 2, 0, 0]) == "One Good Match: no touching pair agrees"
+
+
+def test_perfect_match_needs_every_touching_quadrant_to_agree() -> None:
+    pm = Rules(match="perfect-match").match_rule
+    assert pm.fits("CCSS", NW_C) == ((0, ""), (270, ""))
+    assert pm.fits("CCSS", NW_C_NE_S) == ((270, ""),)
+    assert pm.mismatch("CCSS", [1, 2, 0, 0]) == (
+        "Perfect Match: the C at NE agrees with none of the donuts it touches"
+    )
+    assert pm.mismatch("CSSC", [1, 2, 0, 0]) is None
+
+
+def test_a_new_matching_rule_is_one_policy_object() -> None:
+    from collections.abc import Sequence
+
+    from donutbox.core import MatchRule
+
+    class NoMatch(MatchRule):
+        """Anything goes: no pair needs to agree."""
+
+        __slots__ = ()
+
+        def accepts(self, agree: Sequence[bool], touched: Sequence[bool]) -> bool:
+            return True
+
+        def why_not(self, quads: str, agree: Sequence[bool], touched: Sequence[bool]) -> str:
+            raise AssertionError("never refuses")
+
+    rule = NoMatch("no-match", "No Match", "Any card fits.", "nm")
+    assert rule.fits("CCSS", NW_C) == ((0, ""), (90, ""), (180, ""), (270, ""))
+    # A roll touching nothing locks to one of its card neighbours (S or H).
+    assert rule.fits("RSCH", NW_C_NE_S << 8)[:2] == ((0, "S"), (0, "H"))
+
+
+def test_layouts() -> None:
+    squared = Rules().layout_rule
+    assert squared.allows(2, -4) and not squared.allows(1, 0) and not squared.allows(0, 3)
+    assert squared.why_not(1, 0) == "Squared Away: a card's x and y must both be even"
+    assert Rules(layout="splitzkies").layout_rule.allows(1, -3)

@@ -211,7 +211,7 @@ def test_observation_layout() -> None:
     low, high = enc.bounds()
     assert obs.shape == (lay.size,) and np.all(obs >= low) and np.all(obs <= high)
     board = lay.part(obs, "board")
-    assert board.shape == (11, 128, 128)
+    assert board.shape == (11, 112, 112)
     assert board[6].sum() == 4  # the start card
     places = lay.part(obs, "places")
     assert places[:, 0].sum() == len(game.counter.places)
@@ -237,3 +237,20 @@ def test_game_length_bound_by_hand() -> None:
 
     for n in (2, 3, 4):
         assert max_game_length(n) < GAME_INFO.max_game_length(n)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_board_holds_every_card_of_one_direction_play(players: int) -> None:
+    from donutbox.envs.encoding import default_board
+
+    # 2 + 2 * (26 n - 1) cells of spread at most, + 5 for centring: by hand
+    assert default_board(players) == {3: 168, 4: 216}[players]
+    rules = Rules(layout="splitzkies")
+    enc = Encoder(rules, players)
+    game = Game.new(rules, players, seed=1)
+    rng = random.Random(1)
+    while not game.finished:
+        assert enc.lost_cells(game) == 0
+        _east(game, rng)
+    planes = enc.centred.layout.part(enc.observe(game, 0), "board")
+    assert planes[:4].sum() == len(game.counter.cells)

@@ -243,7 +243,7 @@ def test_tensors_are_shaped_and_the_bound_is_the_proven_one() -> None:
     obs = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
     obs.set_from(state, 0)
     assert list(obs.dict) == ["board", "places", "boxes", "features"]
-    assert obs.dict["board"].shape == (11, 128, 128)
+    assert obs.dict["board"].shape == (11, 112, 112)
     assert obs.dict["places"].shape == (128, 19)
     info = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     info.set_from(state, 0)

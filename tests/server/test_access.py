@@ -426,6 +426,30 @@ def test_a_game_asking_little_ai_time_goes_before_the_greedy_ones() -> None:
     assert waited["C1"] < 0.2 + 0.05 + 0.5  # B1's rest, its own search, slack
 
 
+def test_a_short_search_is_not_queued_behind_a_flood_of_long_ones() -> None:
+    """Issue 12's AI flood: several games each book a long search (here
+    0.3 s, standing for 30) and hold the one worker; another game's short
+    search, asked once the first long one runs, goes right after it, not
+    after every long one (its wait is one search, not the whole flood)."""
+    view = Game.new(seed=3).view(0)
+    order: list[str] = []
+
+    async def main() -> None:
+        queue = AIQueue(ThreadPoolExecutor(1), capacity=1)
+
+        async def ask(game: str, seconds: float) -> None:
+            await queue.think(game, view, "mcts", {"seconds": seconds}, 1)
+            order.append(game)
+
+        jobs = [asyncio.create_task(ask(f"F{i}", 0.3)) for i in (1, 2, 3, 4)]
+        await asyncio.sleep(0.05)  # F1 runs; F2 to F4 wait
+        jobs.append(asyncio.create_task(ask("V", 0.05)))
+        await asyncio.gather(*jobs)
+
+    asyncio.run(main())
+    assert order == ["F1", "V", "F2", "F3", "F4"]
+
+
 # -- point 8: spectators capped, presence coalesced -----------------------------------
 
 

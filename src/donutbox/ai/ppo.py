@@ -29,7 +29,7 @@ from ..core import Move, PlayerView
 from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, ROLL_BIT, Counter
 from ..core.errors import DonutboxError
 from ..core.game import card_codes
-from ..core.geometry import EAST, OFFSET, OUTSIDE, SOUTH, STRIDE
+from ..core.geometry import OFFSET, OUTSIDE, STRIDE
 from ..core.moves import BOX, PLACE, SWAP
 
 #: Per-action features (see ``action_features``) and per-position features.
@@ -38,7 +38,6 @@ GLOBAL_FEATURES: Final = 8
 WEIGHTS: Final = "ppo.pt"
 HIDDEN: Final = 64
 
-_QUAD: Final = (0, EAST, EAST + SOUTH, SOUTH)
 #: Card-internal neighbours: NW-NE, NE-SE, SE-SW, SW-NW.
 _INNER: Final = ((0, 1), (1, 2), (2, 3), (3, 0))
 
@@ -70,7 +69,6 @@ def _place_features(
     matches = 0
     neighbours = 0
     for q in range(4):
-        base = p + _QUAD[q]
         flavour = codes[q] & FLAVOUR_BITS
         for off in OUTSIDE[q]:
             c = p + off
@@ -92,34 +90,32 @@ def _place_features(
                     ra, rb = find(other), find(q)
                     if ra != rb:
                         parent[ra] = rb
-        del base
     # components: size, mine, others' best, rolls, open edges
     comp: dict[int, list[int]] = {}
     for q in range(4):
         r = find(q)
-        c = comp.setdefault(r, [0, 0, 0, 0, 0, 0])  # size, mine, held..., rolls, open
-        c[0] += 1
-        c[1] += 1
-        c[4] += 1 if codes[q] & ROLL_BIT else 0
-        c[5] += empty[q]
+        part = comp.setdefault(r, [0, 0, 0, 0, 0, 0])  # size, -, -, -, rolls, open
+        part[0] += 1
+        part[4] += 1 if codes[q] & ROLL_BIT else 0
+        part[5] += empty[q]
     held_by: dict[int, list[int]] = {r: [0] * players for r in comp}
     for r in comp:
         held_by[r][me] += comp[r][0]
     for rid, q in joins.items():
         run = runs[rid]
         r = find(q)
-        c = comp[r]
-        c[0] += len(run.cells)
-        c[4] += run.rolls
-        c[5] += run.open - touched[rid]
+        part = comp[r]
+        part[0] += len(run.cells)
+        part[4] += run.rolls
+        part[5] += run.open - touched[rid]
         h = held_by[r]
         for k in range(players):
             h[k] += run.held[k]
     mine_now = others_now = mine_next = others_next = 0.0
     biggest = 0
     biggest_open = 0
-    for r, c in comp.items():
-        size, rolls, open_ = c[0], c[4], c[5]
+    for r, part in comp.items():
+        size, rolls, open_ = part[0], part[4], part[5]
         h = held_by[r]
         points = size * (2 if rolls else 1)
         if size > biggest:
@@ -218,7 +214,6 @@ def action_features(view: PlayerView, moves: Sequence[Move]) -> list[list[float]
             row = [0.0] * ACTION_FEATURES
             row[13 if kind == SWAP else 14] = 1.0
             out.append(row)
-        del kind
     return out
 
 

@@ -1,8 +1,9 @@
 """Move generation: the legal actions of a position, shared by ``Game`` and
 ``PlayerView`` (both ask ``legal_moves`` here, neither imports the other).
 
-This is the hot path of every AI and of move listing, so placements come
-from memo tables that are pure functions of their keys (bounded in size):
+This is the hot path of every AI and of move listing, so placements are
+looked up in memo tables that are pure functions of their keys (bounded in
+size):
 
 - per matching rule, face and requirement, the fitting (rotation, lock)
   choices (``MatchRule.fits``);

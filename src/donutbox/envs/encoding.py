@@ -32,14 +32,10 @@ warns once, instead of hiding it.
 **Observation.**  ``planes x W x W`` board cells centred on the bounding box
 of the occupied cells (so the play can drift anywhere: only the spread
 matters), then a candidate block (what each place/box index means), then the
-features of ``observation.py``.  A card must touch a donut already down, so
-it widens (or heightens) the occupied area by at most 2 cells; a 2-player
-game has at most 51 placements (``length.py``), so it never spreads over
-more than ``2 + 2 * 51 = 104`` cells, and the centred ``W = 128`` board
-(centre rounded to even cells) holds every card and every open place of
-every 2-player game: a proven bound.  3 and 4 players use ``W = 128`` too:
-random play spreads over at most ~45 cells, but one-direction play can
-exceed it (flagged in ``info``).
+features of ``observation.py``.  The default board width is a proven
+bound (``default_board``: 112 / 168 / 216 cells for 2 / 3 / 4 players), so
+every card and every open place of every game is on it; a smaller
+``window=`` is checked, and anything it misses is flagged in ``info``.
 """
 
 from __future__ import annotations
@@ -60,6 +56,7 @@ from ..core.moves import BOX, PASS, PLACE, SWAP, Move
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
 from .codec import ActionCodec
+from .observation import ObservationEncoder, ObservationLayout
 
 TRAY_SLOTS: Final = GAME_INFO.tray_size
 CHOICES: Final = 16
@@ -85,8 +82,23 @@ def default_boxes(players: int) -> int:
     return 4 * GAME_INFO.deck_size * players // 3
 
 
-#: Default board width of the centred observation (cells).
-DEFAULT_BOARD: Final = 128
+def default_board(players: int) -> int:
+    """Default board width (cells) of the centred observation: a proven bound.
+
+    A card must touch a donut already down, so it widens (or heightens) the
+    occupied area by at most 2 cells, and a game has at most ``26 n - 1``
+    placements (``length.py``: ``25 n`` before the Final Lap, ``n - 1`` in
+    it), so the occupied area spreads over at most ``s = 2 + 2 (26 n - 1)``
+    cells.  The board centred on it (NW corner rounded to even) holds every
+    cell and every open place's NW cell when ``W >= s + 5``; rounded up to a
+    multiple of 8: 112 / 168 / 216 cells for 2 / 3 / 4 players.
+    """
+    spread = 2 + 2 * (26 * players - 1)
+    return -(-(spread + 5) // 8) * 8
+
+
+#: The default board of two players (``default_board(2)``).
+DEFAULT_BOARD: Final = 112
 
 _ROT_INDEX: Final = {rot: i for i, rot in enumerate(ROTATIONS)}
 _WARNED: set[str] = set()
@@ -518,9 +530,8 @@ class CentredLayout:
         return (self.planes, self.board, self.board)
 
     @cached_property
-    def feature_layout(self):  # type: ignore[no-untyped-def]
-        from .observation import ObservationLayout
-
+    def feature_layout(self) -> ObservationLayout:
+        """The features' layout (``observation.py``, without its board)."""
         return ObservationLayout(self.players, 0)
 
     @cached_property
@@ -580,8 +591,6 @@ class CentredEncoder:
             raise ValueError(f"board must be an even integer of at least 8, not {board!r}")
         self.codec = codec
         self.layout = CentredLayout(players, board, codec.places, codec.boxes)
-        from .observation import ObservationEncoder
-
         self._features = ObservationEncoder(players, 0)
 
     def origin(self, counter: Counter) -> tuple[int, int, int]:
@@ -729,13 +738,12 @@ class Encoder:
             self.codec: PlacesCodec | ActionCodec = PlacesCodec(
                 rules, players, max_places, max_boxes
             )
-            self.board = DEFAULT_BOARD if window is None else window
+            self.board = default_board(players) if window is None else window
             self.centred = CentredEncoder(players, self.board, self.codec)
             self.size = self.centred.layout.size
             self.bounds = self.centred.layout.bounds
         else:
             from .codec import default_window
-            from .observation import ObservationEncoder
 
             self.board = default_window(players) if window is None else window
             self.codec = ActionCodec(rules, self.board)

@@ -255,34 +255,39 @@ class ObservationEncoder:
 
     @staticmethod
     def _tray(out: np.ndarray, tray: Sequence[str]) -> None:
-        grid = out.reshape(TRAY_SLOTS, 4, len(LETTERS))
+        grid = out.reshape(TRAY_SLOTS, 4 * len(LETTERS))
         for slot, face in enumerate(tray[:TRAY_SLOTS]):
-            for q, ch in enumerate(face):
-                i = _LETTER.get(ch)
-                if i is not None:  # an unknown card ("????") stays all zero
-                    grid[slot, q, i] = 1.0
+            row = _FACE_GRID.get(face)
+            if row is None:
+                row = np.zeros(4 * len(LETTERS), dtype=np.float32)
+                for q, ch in enumerate(face):
+                    i = _LETTER.get(ch)
+                    if i is not None:  # an unknown card ("????") stays all zero
+                        row[q * len(LETTERS) + i] = 1.0
+                _FACE_GRID[face] = row
+            grid[slot] = row
 
 
-_FACE_LETTERS: dict[str, np.ndarray] = {}
+_FACE_GRID: dict[str, np.ndarray] = {}
+_FACE_LETTERS: dict[str, tuple[int, ...]] = {}
 
 
-def _letters(*groups: Sequence[str]) -> np.ndarray:
+def _letters(*groups: Sequence[str]) -> list[int]:
     """C, S, H, B, R counts over the faces of ``groups`` (unknown faces count nothing)."""
     counts: Multiset[str] = Multiset()
     for faces in groups:
         counts.update(faces)
-    total = np.zeros(len(LETTERS), dtype=np.float32)
+    c = s = h = b = r = 0
     for face, k in counts.items():
         v = _FACE_LETTERS.get(face)
         if v is None:
-            v = np.zeros(len(LETTERS), dtype=np.float32)
-            for ch in face:
-                i = _LETTER.get(ch)
-                if i is not None:
-                    v[i] += 1.0
-            _FACE_LETTERS[face] = v
-        total += k * v
-    return total
+            v = _FACE_LETTERS[face] = tuple(face.count(ch) for ch in LETTERS)
+        c += k * v[0]
+        s += k * v[1]
+        h += k * v[2]
+        b += k * v[3]
+        r += k * v[4]
+    return [c, s, h, b, r]
 
 
 __all__ = ["FLAVOURS", "ObservationEncoder", "ObservationLayout"]

@@ -464,7 +464,7 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
         return self._resample(int(player_id), random.Random(seed))
 
     def _resample(self, player: int, rng: random.Random) -> DonutboxState:
-        new = self.clone()
+        new: DonutboxState = self.clone()
         core = new._core
         cfg = self.config
         n = cfg.players

@@ -70,7 +70,7 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         self.deck = make_deck(deck, encoding)
         self.players = check_players(players)
         self.reward_mode = check_reward(reward)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in (*draw.RENDER_MODES, "human"):
             raise ValueError(f"render_mode must be ansi, rgb_array or human, not {render_mode!r}")
         self.render_mode = render_mode
         self.encoding = Encoder(self.rules, self.players, encoding, window, max_places)

@@ -3,13 +3,14 @@ shared fairly between games.
 
 Every search is a job of one game.  Each game has its own queue, and only
 one job per game is in the workers at a time (at most ``capacity`` in all).
-When a worker is free, the waiting game that has had the least AI time
-lately goes next (the time each game's searches took, halved every
-``USAGE_HALF_LIFE`` seconds; ties in arrival order): "least attained
-service".  So games that ask for a lot of AI time (four players, long
-searches, many games at once) wait for one another, while a game that asks
-for little gets the next free worker: its wait is at most the searches
-already running.  The time each job waited for a worker is measured
+When a worker is free, the waiting game whose recent AI time plus its next
+job's budget is least goes next (the time each game's searches took,
+halved every ``USAGE_HALF_LIFE`` seconds; ties in arrival order): "least
+attained service", with the shortest job first among games that have had
+none.  So games that ask for a lot of AI time (four players, long searches,
+many games at once) wait for one another, while a game that asks for little
+gets the next free worker: its wait is at most the searches already
+running.  The time each job waited for a worker is measured
 (``AIQueue.stats()``, and a log line when it is long).
 """
 
@@ -39,10 +40,16 @@ SLOW_WAIT = 2.0
 USAGE_HALF_LIFE = 60.0
 
 
+#: What a job without a time budget is expected to cost, in seconds.
+QUICK_COST = 0.05
+
+
 @dataclass
 class _Job:
     args: tuple[Any, ...]
     future: asyncio.Future[str]
+    #: the seconds it is expected to take (its budget, if it has one)
+    cost: float = QUICK_COST
     queued: float = field(default_factory=time.monotonic)
 
 
@@ -68,7 +75,11 @@ class AIQueue:
     ) -> str:
         """The agent's move for ``view``, as notation, when its turn comes."""
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self.pending.setdefault(game_id, deque()).append(_Job((view, agent, options, seed), future))
+        budget = options.get("seconds")
+        cost = float(budget) if isinstance(budget, int | float) and budget > 0 else QUICK_COST
+        self.pending.setdefault(game_id, deque()).append(
+            _Job((view, agent, options, seed), future, cost)
+        )
         if game_id not in self.running and game_id not in self.order:
             self.order.append(game_id)
         self._pump()
@@ -92,10 +103,16 @@ class AIQueue:
             self.usage.pop(game_id, None)
 
     def _next(self) -> str:
-        """The waiting game with the least recent AI time (first come first
-        served among equals)."""
+        """The waiting game with the least recent AI time plus next job's
+        budget (first come first served among equals)."""
         now = time.monotonic()
-        best = min(range(len(self.order)), key=lambda i: (self.used(self.order[i], now), i))
+
+        def key(i: int) -> tuple[float, int]:
+            game_id = self.order[i]
+            jobs = self.pending.get(game_id)
+            return (self.used(game_id, now) + (jobs[0].cost if jobs else 0.0), i)
+
+        best = min(range(len(self.order)), key=key)
         game_id = self.order[best]
         del self.order[best]
         return game_id

@@ -29,6 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from . import routes_local, routes_meta, routes_online
 from .hub import Hub
 from .routing import install_error_handlers
+from .session import warm_up
 from .storage import Store, make_engine
 
 STATIC = Path(__file__).parent / "static"
@@ -64,6 +65,9 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         executor = None if inline_ai else ProcessPoolExecutor(workers, mp_context=spawn)
         quick = None if inline_ai else ProcessPoolExecutor(1, mp_context=spawn)
         hub = Hub(Store(engine), executor, capacity=workers, quick=quick)
+        for pool in (executor, quick):
+            if pool is not None:
+                pool.submit(warm_up)  # start the worker now, not at the first AI move
         app.state.hub = hub
         hub.start()
         _tune_gc()

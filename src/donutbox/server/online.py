@@ -1,6 +1,7 @@
 """Online play's small parts: seat tokens, clocks, client messages, rate limits.
 
-Nothing here does I/O; the hub (``hub.py``) puts them together.
+Nothing here does I/O; the WebSocket protocol (``protocol.py``) and the hub
+(``hub.py``) put them together.
 
 - A **token** is 128+ bits from ``secrets`` (``token_urlsafe(24)``: 192 bits).
   The server keeps only its SHA-256 digest and compares digests with

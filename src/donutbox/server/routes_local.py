@@ -24,6 +24,7 @@ from typing import Any
 
 from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 
+from ..ai import catalogue
 from ..core import DonutboxError, Game, cut, replay
 from . import seating
 from .errors import Busy, Invalid, NoSuchGame, NotAllowed
@@ -40,6 +41,12 @@ router = APIRouter()
 
 #: How long the hint's search runs (wall clock: the player is waiting).
 HINT_SECONDS = 1.0
+
+
+def hint_agent() -> str:
+    """The hint comes from the catalogue's strongest level (``hard`` today)."""
+    levels = [a for a in catalogue() if a.level is not None]
+    return max(levels, key=lambda a: a.level or 0).name
 
 
 #: An owner token a client may choose: URL-safe base64, 32 to 128 characters
@@ -186,7 +193,7 @@ async def preview(
 async def hint(
     game_id: str, body: Version, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
-    """The strongest agent's move (``mcts``, one second) for the human to
+    """The strongest level's move (``hard``, one second) for the human to
     move, searched from that player's view only.  Local games only: in an
     online game it would be help the opponent has not agreed to."""
     view = local(hub, game_id, authorization).hint_view(body.version)
@@ -196,7 +203,7 @@ async def hint(
     hub.hinting.add(game_id)
     try:
         move = await hub.ai.think(
-            game_id, view, "mcts", {"seconds": HINT_SECONDS}, secrets.randbits(32)
+            game_id, view, hint_agent(), {"seconds": HINT_SECONDS}, secrets.randbits(32)
         )
     finally:
         hub.hinting.discard(game_id)

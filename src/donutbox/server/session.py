@@ -16,6 +16,7 @@ from typing import Any
 from ..core import DonutboxError, Game, Move, PlayerView
 from ..core import cut as cut_game
 from ..summary import sorted_moves
+from .errors import ActionError as ActionError  # re-exported: the base of every refusal
 from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
 from .seating import bounded
@@ -386,3 +387,11 @@ def choose_ai_move(view: PlayerView, agent: str, options: dict[str, Any], seed: 
     from ..ai import make_agent
 
     return str(make_agent(agent, **options).choose(view, random.Random(seed)))
+
+
+def warm_up() -> None:
+    """Run in a new worker process: import the agents, so that its first AI
+    move does not wait for the imports."""
+    from ..ai import make_agent
+
+    make_agent("random")
