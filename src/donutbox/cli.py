@@ -888,9 +888,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="All eight rule combinations with the chosen agents; writes a "
         "Markdown report with plots for the game's designer.",
     )
-    _add_sim_options(
-        p, 50, "balance-report", "per rule combination (8 combinations), or per sweep point"
-    )
+    _add_sim_options(p, 50, "balance-report", "per rule combination (8 combinations)")
     p.add_argument(
         "--deck",
         metavar="FILE",
@@ -903,7 +901,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="sweep instead of the eight rule combinations: a deck kind (halves, threes, "
         "rainbows, rolls: cards per deck, e.g. rolls=0..10, rolls=0..10:2, rainbows=2,4,8) "
         "or a rule option (match, layout, closers, e.g. closers=off,on); repeat for every "
-        "combination; the same deal seeds at every point (docs/deck-lab.md)",
+        "combination; --games is then per point, from the same deal seeds at every point "
+        "(docs/deck-lab.md)",
     )
     p.add_argument(
         "--skill",
