@@ -1042,3 +1042,49 @@ def test_serve_on_a_port_in_use_or_a_bad_host_is_one_line_and_status_2(tmp_path:
     ):
         assert_bad_input(proc, words)  # nothing on stdout: it never said it was serving
         assert proc.stderr.startswith(f"donutbox serve: {words}"), proc.stderr
+
+
+def test_ctrl_c_stops_a_sweep_and_keeps_finished_games(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    # 11 points x 200 games: far from done when the first game has finished.
+    args = ["balance", "--sweep", "rolls=0..10", "--players", "heuristic,heuristic"]
+    args += ["--games", "200", "--skill", "none", "--jobs", "2"]
+    status, err, took = _interrupt_after_progress(args, out, 2200)
+    assert status == 130 and took < 5, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    m = re.fullmatch(
+        r"donutbox balance: interrupted: (\d+) of 2200 games finished, kept in (.+)", lines[0]
+    )
+    assert m and 1 <= int(m.group(1)) < 2200, lines[0]
+    records = (out / "records.jsonl").read_text().splitlines()
+    assert len(records) == int(m.group(1))
+    assert not (out / "sweep.md").exists()
+
+
+def test_play_takes_a_deck_file(tmp_path: Path) -> None:
+    deck = tmp_path / "d.json"
+    deck.write_text('{"name": "no rolls", "deck": {"rolls": 0}}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "donutbox.cli", "play", "--deck", str(deck), "--seed", "3"],
+        input="save g.json\nquit\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env_with_this_tree(),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "g.json").read_text())
+    assert record["deck"] == "no rolls"
+    assert all("R" not in face for d in record["decks"] for face in d)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "donutbox.cli", "play", "--resume", "g.json", "--deck", str(deck)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env_with_this_tree(),
+        timeout=60,
+    )
+    assert resumed.returncode == 2
+    assert "--deck: a resumed game keeps the decks of its record" in resumed.stderr

@@ -78,6 +78,44 @@ def _add_rule_options(p: argparse.ArgumentParser) -> None:
         )
 
 
+_DECK_HELP = (
+    "deck composition file (JSON, or TOML named *.toml; docs/deck-lab.md); "
+    "default: the standard deck"
+)
+
+
+def _deck_arg(path: str | None) -> Any:
+    """``--deck FILE``: a deck composition (JSON, or TOML by its ``.toml``
+    name; docs/deck-lab.md), or None without one.  A file that cannot be
+    read or used is one line naming the field."""
+    if path is None:
+        return None
+    from .core.decks import MAX_TEXT, DeckError, parse_text
+
+    file = Path(path)
+    try:
+        with file.open("rb") as fh:
+            raw = fh.read(MAX_TEXT * 4 + 1)
+    except OSError as err:
+        raise UsageError(f"--deck {printable(path)}: {err.strerror or err}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--deck {printable(path)}: not UTF-8 text") from None
+    fmt = "toml" if file.suffix.lower() == ".toml" else "json"
+    try:
+        return parse_text(text, fmt, default_name=file.stem[:60] or "custom")
+    except DeckError as err:
+        raise UsageError(f"--deck {printable(path)}: {err}") from None
+
+
+def _new_game(rules: Rules, players: Sequence[str] | int, seed: int | None, deck: Any) -> Game:
+    """A dealt game: standard decks, or the composition ``deck``."""
+    if deck is None:
+        return Game.new(rules, players, seed)
+    return deck.new_game(rules, players, seed)  # type: ignore[no-any-return]
+
+
 def _dump(obj: object) -> str:
     return json.dumps(obj, indent=1, ensure_ascii=False)
 
@@ -191,8 +229,9 @@ def _names_arg(text: str) -> list[str]:
 
 def cmd_new(args: argparse.Namespace) -> int:
     names: Sequence[str] | int = _names_arg(args.names) if args.names else args.players
+    deck = _deck_arg(args.deck)
     try:
-        game = Game.new(_rules_from(args), names, args.seed)
+        game = _new_game(_rules_from(args), names, args.seed, deck)
     except DonutboxError:
         raise
     except ValueError as err:
@@ -265,6 +304,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.vs != "hotseat" and args.vs not in known:
         raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
     others = "human" if args.vs == "hotseat" else args.vs
+    if args.resume and args.deck:
+        raise UsageError("--deck: a resumed game keeps the decks of its record; leave out --deck")
     if args.resume:
         record = read_record(args.resume)
         game, problem = position(record)
@@ -279,8 +320,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         ):
             seats = ["human"] + [others] * (game.players - 1)
     else:
+        deck = _deck_arg(args.deck)
         try:
-            game = Game.new(_rules_from(args), args.players, args.seed)
+            game = _new_game(_rules_from(args), args.players, args.seed, deck)
         except DonutboxError:
             raise
         except ValueError as err:
@@ -420,7 +462,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
     agents = _agent_list(args.players)
     _check_counts(args)
-    todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args))
+    deck = _deck_arg(args.deck)
+    todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args), deck)
     _out_folder(args.out)
     progress, update = _progress_runner(len(todo), "games")
     log, on_result = _progress_log(args.out)
@@ -442,11 +485,16 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_balance(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return _cmd_sweep(args)
+    if args.skill:
+        raise UsageError("--skill goes with --sweep")
     from .lab.balance import run_balance, small_sample_warning, write_report
     from .lab.sim import Interrupted
 
     agents = _agent_list(args.players)
     _check_counts(args)
+    deck = _deck_arg(args.deck)
     _out_folder(args.out)
     warning = small_sample_warning(args.games)
     if warning:
@@ -458,16 +506,142 @@ def cmd_balance(args: argparse.Namespace) -> int:
     try:
         with progress:
             grid = run_balance(
-                agents, args.games, args.seed, args.jobs, _agent_options(args), update, on_result
+                agents,
+                args.games,
+                args.seed,
+                args.jobs,
+                _agent_options(args),
+                update,
+                on_result,
+                deck=deck,
             )
     except Interrupted as stopped:
         return _interrupted("balance", stopped, args.out)
     finally:
         if log is not None:
             log.close()
-    path = write_report(grid, agents, Path(args.out), args.seed, _budget_text(args, agents))
+    path = write_report(
+        grid, agents, Path(args.out), args.seed, _budget_text(args, agents), args.deck or ""
+    )
     print(f"wrote {printable(str(path))}")
     return 0
+
+
+def _skill_pairs(texts: list[str] | None) -> list[tuple[str, str]]:
+    """``--skill STRONG,WEAK`` (repeatable; ``none`` for no skill games)."""
+    if texts is None:
+        return [("heuristic", "greedy")]
+    pairs: list[tuple[str, str]] = []
+    for text in texts:
+        if text.strip().lower() == "none":
+            continue
+        from .ai import agent_info
+
+        names = [a.strip() for a in text.split(",")]
+        if len(names) != 2 or names[0] == names[1]:
+            raise UsageError(
+                f"--skill {printable(text)}: name two different agents, STRONG,WEAK "
+                "(e.g. heuristic,greedy)"
+            )
+        for a in names:
+            try:
+                agent_info(a)
+            except DonutboxError as err:
+                raise UsageError(f"--skill: {err}") from None
+        pairs.append((names[0], names[1]))
+    return pairs
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .lab.sim import Interrupted
+    from .lab.sweep import (
+        SweepError,
+        parse_axis,
+        points,
+        run_sweep,
+        total_games,
+        write_sweep_report,
+    )
+
+    agents = _agent_list(args.players)
+    games = args.games
+    if not 0 <= games <= 1_000_000:
+        raise UsageError("--games must be from 0 to 1000000")
+    args.games = max(games, 1)
+    _check_counts(args)
+    skill = _skill_pairs(args.skill)
+    skill_games = games if args.skill_games is None else args.skill_games
+    if not 0 <= skill_games <= 1_000_000:
+        raise UsageError("--skill-games must be from 0 to 1000000")
+    if not skill_games:
+        skill = []
+    if not games and not skill:
+        raise UsageError("--games 0 leaves only the --skill games, and there are none")
+    deck = _deck_arg(args.deck)
+    try:
+        pts = points([parse_axis(t) for t in args.sweep], deck, _rules_from(args))
+    except SweepError as err:
+        raise UsageError(str(err)) from None
+    _out_folder(args.out)
+    total = total_games(len(pts), games, skill, skill_games)
+    progress, update = _progress_runner(total, "games")
+    log, on_result = _progress_log(args.out)
+    options = _agent_options(args)
+    try:
+        with progress:
+            res = run_sweep(
+                pts,
+                agents,
+                games,
+                skill,
+                skill_games,
+                args.seed,
+                args.jobs,
+                options,
+                update,
+                on_result,
+            )
+    except Interrupted as stopped:
+        return _interrupted("balance", stopped, args.out)
+    finally:
+        if log is not None:
+            log.close()
+    # The games first: a long sweep keeps its records whatever happens next.
+    from .lab.sim import write_games
+
+    played = [r for point in res.games for match in point.values() for r in match]
+    write_games(list(enumerate(played)), Path(args.out))
+    command = _sweep_command(args, games, skill, skill_games)
+    budget = _budget_text(args, agents + [a for pair in skill for a in pair])
+    for path in write_sweep_report(res, Path(args.out), command, budget):
+        print(f"wrote {printable(str(path))}")
+    return 0
+
+
+def _sweep_command(
+    args: argparse.Namespace, games: int, skill: list[tuple[str, str]], skill_games: int
+) -> str:
+    """The command line that makes this sweep (for its report)."""
+    parts = ["donutbox balance"]
+    parts += [f"--sweep {t}" for t in args.sweep]
+    parts.append(f"--players {args.players}")
+    parts.append(f"--games {games}")
+    parts += [f"--skill {a},{b}" for a, b in skill] or ["--skill none"]
+    if skill and skill_games != games:
+        parts.append(f"--skill-games {skill_games}")
+    parts.append(f"--seed {args.seed}")
+    for option in RULE_OPTIONS:
+        value = getattr(args, option.name)
+        if value != option.default:
+            flag = "--" + option.name.replace("_", "-")
+            parts.append(flag if value is True else f"{flag} {value}")
+    if args.deck:
+        parts.append(f"--deck {args.deck}")
+    all_agents = [*_agent_list(args.players), *(a for pair in skill for a in pair)]
+    budget = _budget_text(args, all_agents)
+    if budget:
+        parts.append(budget)
+    return " ".join(parts)
 
 
 def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, per: str) -> None:
@@ -657,6 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, help="shuffle seed, 0 to 2**64-1 (default: random)")
     _add_rule_options(p)
+    p.add_argument(
+        "--deck",
+        metavar="FILE",
+        help=_DECK_HELP,
+    )
     p.add_argument("--out", help="write the record to this file instead of standard output")
     p.set_defaults(func=cmd_new)
 
@@ -698,6 +877,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_sim_options(p, 100, None, "in all")
     _add_rule_options(p)
+    p.add_argument(
+        "--deck",
+        metavar="FILE",
+        help=_DECK_HELP,
+    )
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser(
@@ -707,6 +891,34 @@ def build_parser() -> argparse.ArgumentParser:
         "Markdown report with plots for the game's designer.",
     )
     _add_sim_options(p, 50, "balance-report", "per rule combination (8 combinations)")
+    p.add_argument(
+        "--deck",
+        metavar="FILE",
+        help=_DECK_HELP,
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        metavar="NAME=VALUES",
+        help="sweep instead of the eight rule combinations: a deck kind (halves, threes, "
+        "rainbows, rolls: cards per deck, e.g. rolls=0..10, rolls=0..10:2, rainbows=2,4,8) "
+        "or a rule option (match, layout, closers, e.g. closers=off,on); repeat for every "
+        "combination; --games is then per point, from the same deal seeds at every point "
+        "(docs/deck-lab.md)",
+    )
+    p.add_argument(
+        "--skill",
+        action="append",
+        metavar="STRONG,WEAK",
+        help="with --sweep: a pair of agents whose paired games measure skill expression "
+        "(repeatable; default heuristic,greedy; none for none)",
+    )
+    p.add_argument(
+        "--skill-games",
+        type=int,
+        help="with --sweep: games per point of each --skill pair (default: --games)",
+    )
+    _add_rule_options(p)
     p.set_defaults(func=cmd_balance)
 
     p = sub.add_parser(
@@ -732,6 +944,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--second", action="store_true", help="let the opponent start")
     p.add_argument("--resume", metavar="FILE", help="continue a saved game")
     p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
+    p.add_argument(
+        "--deck",
+        metavar="FILE",
+        help=_DECK_HELP,
+    )
     _add_rule_options(p)
     p.set_defaults(func=cmd_play)
 

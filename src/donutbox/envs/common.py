@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..core.decks import Composition, parse_composition
 from ..core.game import Game
 from ..core.rng import SEED_LIMIT
 from ..core.rules import GAME_INFO, Rules
@@ -61,3 +62,33 @@ def game_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"seed must be an integer from 0 to {SEED_LIMIT - 1}")
     return seed
+
+
+def make_deck(
+    deck: Composition | Mapping[str, Any] | None, encoding: str = "places"
+) -> Composition | None:
+    """A deck composition (docs/deck-lab.md) from a ``Composition``, a dict
+    like a composition file's, or None (the standard deck).  The ``window``
+    encoding's bounds count the standard deck's donuts (28 of each flavour
+    and 8 R a deck): a deck with more of one is refused there."""
+    if deck is not None and not isinstance(deck, Composition):
+        if not isinstance(deck, Mapping):
+            raise TypeError(f"deck must be a Composition or a dict, not {type(deck).__name__}")
+        deck = parse_composition(deck, "deck")
+    if deck is not None and encoding == "window":
+        limits = {"C": 28, "S": 28, "H": 28, "B": 28, "R": 8}
+        for i in range(len(deck.decks)):
+            over = [f"{n} {k}" for k, n in deck.flavours(i).items() if n > limits[k]]
+            if over:
+                raise ValueError(
+                    f"deck: the window encoding allows at most 28 donuts of a flavour and "
+                    f"8 R a deck; deck {i} of '{deck.name}' has {', '.join(over)}"
+                )
+    return deck
+
+
+def deal(rules: Rules, players: int, seed: int, deck: Composition | None) -> Game:
+    """``Game.new(rules, players, seed=seed)``, or the same from ``deck``."""
+    if deck is None:
+        return Game.new(rules, players, seed=seed)
+    return deck.new_game(rules, players, seed)

@@ -35,12 +35,13 @@ import numpy as np
 from gymnasium import spaces
 
 from ..ai import Agent, make_agent
+from ..core.decks import Composition
 from ..core.game import Game
 from ..core.moves import Move
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from . import render as draw
-from .common import check_players, check_reward, game_seed, make_rules, outcome
+from .common import check_players, check_reward, deal, game_seed, make_deck, make_rules, outcome
 from .encoding import Encoder
 from .length import max_game_length
 
@@ -72,8 +73,10 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         render_mode: str | None = None,
         encoding: str = "places",
         max_places: int | None = None,
+        deck: Composition | Mapping[str, Any] | None = None,
     ) -> None:
         self.rules = make_rules(rules)
+        self.deck = make_deck(deck, encoding)
         self.players = check_players(players)
         names = [opponent] * (players - 1) if isinstance(opponent, str) else list(opponent)
         if len(names) != players - 1:
@@ -152,7 +155,8 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
-        """Deal ``Game.new(rules, players, seed=seed)`` (a drawn seed when none
+        """Deal ``Game.new(rules, players, seed=seed)`` (from the ``deck``
+        composition if one was given; a drawn seed when none
         is given) and let the opponents move up to the learner's first turn."""
         if seed is not None:
             seed = game_seed(int(seed))
@@ -162,7 +166,7 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
             seed = int(rng.integers(0, 2**63))
         self.seat = int(rng.integers(self.players)) if self.seat_option is None else self.seat
         self._rng = random.Random(int(rng.integers(0, 2**63)))
-        self.game = Game.new(self.rules, self.players, seed=seed)
+        self.game = deal(self.rules, self.players, seed, self.deck)
         self._legal_at = None
         self._over = False
         self._opponents_move()

@@ -32,12 +32,13 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..core.decks import Composition
 from ..core.game import Game
 from ..core.moves import Move
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from . import render as draw
-from .common import check_players, check_reward, game_seed, make_rules, outcome
+from .common import check_players, check_reward, deal, game_seed, make_deck, make_rules, outcome
 from .encoding import Encoder
 
 Observation = dict[str, np.ndarray]
@@ -62,9 +63,11 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         render_mode: str | None = None,
         encoding: str = "places",
         max_places: int | None = None,
+        deck: Composition | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules)
+        self.deck = make_deck(deck, encoding)
         self.players = check_players(players)
         self.reward_mode = check_reward(reward)
         if render_mode is not None and render_mode not in (*draw.RENDER_MODES, "human"):
@@ -98,8 +101,9 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
     # -- the game ----------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Deal a new game: ``Game.new(rules, players, seed=seed)`` when a seed
-        is given, else a seed drawn from the environment's generator."""
+        """Deal a new game: ``Game.new(rules, players, seed=seed)`` (or the
+        same from the ``deck`` composition) when a seed is given, else a seed
+        drawn from the environment's generator."""
         if seed is not None:
             seed = game_seed(int(seed))
             self.np_random, _ = seeding.np_random(seed)
@@ -108,7 +112,7 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         if seed is None:
             assert self.np_random is not None
             seed = int(self.np_random.integers(0, 2**63))
-        self.game = Game.new(self.rules, self.players, seed=seed)
+        self.game = deal(self.rules, self.players, seed, self.deck)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -214,6 +218,7 @@ def aec_env(
     render_mode: str | None = None,
     encoding: str = "places",
     max_places: int | None = None,
+    deck: Composition | Mapping[str, Any] | None = None,
 ) -> AECEnv[str, Observation, int]:
     """The donutbox AEC environment, wrapped in PettingZoo's order checks.
 
@@ -221,7 +226,8 @@ def aec_env(
     "perfect-match", "layout": "splitzkies", "closers": True}``; ``window``:
     the board width in cells (``places``: default 128; ``window``: a
     multiple of 4, default 64 for two players, 88 for three or four);
-    ``encoding``: ``places`` (default) or ``window``; ``max_places``: ``K``.
+    ``encoding``: ``places`` (default) or ``window``; ``max_places``: ``K``;
+    ``deck``: a deck composition (docs/deck-lab.md; default the standard deck).
     """
-    env = DonutboxAEC(rules, players, window, reward, render_mode, encoding, max_places)
+    env = DonutboxAEC(rules, players, window, reward, render_mode, encoding, max_places, deck)
     return wrappers.OrderEnforcingWrapper(env)

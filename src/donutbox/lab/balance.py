@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import Rules
+from ..core.decks import Composition
 from .match import GameResult
 from .sim import GameSpec, run_specs, specs, summarize
 from .stats import wilson
@@ -27,12 +28,16 @@ MIN_GAMES = 40
 
 
 def grid_specs(
-    agents: list[str], games: int, seed: int, options: dict[str, dict[str, Any]] | None = None
+    agents: list[str],
+    games: int,
+    seed: int,
+    options: dict[str, dict[str, Any]] | None = None,
+    deck: Composition | None = None,
 ) -> list[GameSpec]:
     """Every rule combination's games, numbered through (one pool runs them all)."""
     todo = []
     for rules in Rules.all():
-        todo.extend(specs(agents, games, rules, seed, options))
+        todo.extend(specs(agents, games, rules, seed, options, deck))
     return [replace(s, index=i) for i, s in enumerate(todo)]
 
 
@@ -44,10 +49,12 @@ def run_balance(
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, GameResult], None] | None = None,
+    deck: Composition | None = None,
 ) -> dict[Rules, list[GameResult]]:
     """The games of every rule combination, keyed by its rules (in
-    ``Rules.all()`` order).  Ctrl-C raises ``sim.Interrupted``."""
-    todo = grid_specs(agents, games, seed, options)
+    ``Rules.all()`` order), dealt from ``deck`` (default: the standard
+    deck).  Ctrl-C raises ``sim.Interrupted``."""
+    todo = grid_specs(agents, games, seed, options, deck)
     results = run_specs(todo, jobs, progress, on_result)
     out: dict[Rules, list[GameResult]] = {}
     for spec, result in zip(todo, results, strict=True):
@@ -106,10 +113,12 @@ def write_report(
     out: Path,
     seed: int,
     budget: str = "",
+    deck: str = "",
 ) -> Path:
     """Write ``balance.md`` and its plots into ``out``.  ``budget``: the
     search options given on the command line (e.g. ``--iterations 100``), so
-    that the report names the exact command that made it."""
+    that the report names the exact command that made it; ``deck``: the
+    ``--deck FILE`` given, if any."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -163,7 +172,7 @@ def write_report(
         "# Balance report",
         "",
         f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}"
-        f"{' ' + budget if budget else ''}`: "
+        f"{' ' + budget if budget else ''}{' --deck ' + deck if deck else ''}`: "
         f"{games} games per variant ({len(variants) * games} in all), agents "
         f"{' vs '.join(agents)}, paired seats (every deal is played from every seat).",
         "",

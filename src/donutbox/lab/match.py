@@ -14,6 +14,7 @@ from typing import Any
 
 from ..ai import make_agent
 from ..core import Game, Rules
+from ..core.decks import Composition
 
 
 @dataclass
@@ -31,6 +32,8 @@ class GameResult:
     boxes: dict[str, int]
     roll_points: list[int]  # points from doubled boxes (holding a Cinnamon Roll)
     seconds: float
+    ended_by: str = ""  # "final-lap" or "deadlock"
+    deck: str = "standard"  # the deck composition's name
     record: dict[str, Any] = field(repr=False, default_factory=dict)
 
 
@@ -44,12 +47,16 @@ def play_game(
     seed: int,
     options: dict[str, dict[str, Any]] | None = None,
     keep_record: bool = True,
+    deck: Composition | None = None,
 ) -> GameResult:
-    """One game: ``seats[i]`` names the agent (or level) of player i."""
+    """One game: ``seats[i]`` names the agent (or level) of player i;
+    ``deck``: the deck composition (default: the standard deck; the
+    standard composition deals exactly the same games)."""
     options = options or {}
     agents = [make_agent(name, **options.get(name, {})) for name in seats]
     rngs = [random.Random(agent_seed(seed, i)) for i in range(len(seats))]
-    game = Game.new(rules, [f"{name} ({i + 1})" for i, name in enumerate(seats)], seed)
+    names = [f"{name} ({i + 1})" for i, name in enumerate(seats)]
+    game = Game.new(rules, names, seed) if deck is None else deck.new_game(rules, names, seed)
     start = time.perf_counter()
     swaps = passes = 0
     while not game.finished:
@@ -87,5 +94,7 @@ def play_game(
         boxes=boxes,
         roll_points=roll_points,
         seconds=time.perf_counter() - start,
+        ended_by=game.ended_by or "",
+        deck=deck.name if deck is not None else "standard",
         record=record,
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import Rules
+from ..core.decks import Composition
 from ..usage import plural
 from .match import GameResult, play_game
 from .stats import describe, wilson
@@ -31,6 +32,7 @@ class GameSpec:
     rules: Rules
     seed: int
     options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    deck: Composition | None = None  # None: the standard deck
 
 
 def specs(
@@ -39,6 +41,7 @@ def specs(
     rules: Rules,
     seed: int,
     options: dict[str, dict[str, Any]] | None = None,
+    deck: Composition | None = None,
 ) -> list[GameSpec]:
     """``games`` games: deal seeds from ``seed`` up, each with every seat rotation."""
     n = len(agents)
@@ -50,14 +53,14 @@ def specs(
             if len(out) >= games:
                 break
             seats = tuple(agents[(i + shift) % n] for i in range(n))
-            out.append(GameSpec(len(out), seats, rules, deal, opts))
+            out.append(GameSpec(len(out), seats, rules, deal, opts, deck))
         deal += 1
     return out
 
 
 def _run(spec: GameSpec) -> tuple[int, GameResult]:
     options = {k: dict(v) for k, v in spec.options}
-    return spec.index, play_game(list(spec.seats), spec.rules, spec.seed, options)
+    return spec.index, play_game(list(spec.seats), spec.rules, spec.seed, options, deck=spec.deck)
 
 
 class Interrupted(KeyboardInterrupt):

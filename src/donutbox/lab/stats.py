@@ -35,3 +35,14 @@ def describe(values: Sequence[float]) -> dict[str, float]:
         "q3": q[2],
         "max": float(vals[-1]),
     }
+
+
+def mean_ci(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """Mean and its 95% interval (normal approximation: mean +- z * sd / sqrt(n))."""
+    if not values:
+        return (0.0, 0.0, 0.0)
+    m = statistics.fmean(values)
+    if len(values) < 2:
+        return (m, m, m)
+    half = z * statistics.stdev(values) / math.sqrt(len(values))
+    return (m, m - half, m + half)

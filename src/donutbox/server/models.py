@@ -9,11 +9,14 @@ routes, which also bound ``seconds`` by the agent's ``max_seconds``.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from ..core import RULE_OPTIONS, RuleOption, Rules
+from ..core.decks import MAX_TEXT as MAX_DECK_TEXT
+from ..core.decks import Composition, DeckError, parse_composition, parse_text
 from .session import HUMAN
 
 #: The longest player name the API takes (the page's limit).
@@ -36,6 +39,27 @@ def rules_of(body: BaseModel) -> Rules:
     return Rules.from_dict({o.name: getattr(body, o.name) for o in RULE_OPTIONS})
 
 
+def custom_deck(raw: dict[str, Any] | str | None) -> Composition | None:
+    """A new game's ``deck``: None, or the composition it names (an object,
+    or JSON/TOML text), read by the core's strict loader (DeckError naming
+    the field; at most ``MAX_DECK_TEXT`` characters either way)."""
+    if raw is None:
+        return None
+    try:
+        if isinstance(raw, str):
+            fmt = "json" if raw.lstrip().startswith("{") else "toml"
+            return parse_text(raw, fmt)
+        try:
+            size = len(json.dumps(raw))
+        except (RecursionError, ValueError):
+            size = MAX_DECK_TEXT + 1
+        if size > MAX_DECK_TEXT:
+            raise DeckError(f"a deck composition is at most {MAX_DECK_TEXT} characters")
+        return parse_composition(raw)
+    except DeckError as err:
+        raise DeckError(f"deck: {err}") from None
+
+
 class NewGame(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
     opponent: str = Field("medium", description="hotseat, or an agent or level name (/api/meta)")
@@ -50,6 +74,11 @@ class NewGame(RuleFields):  # type: ignore[misc,valid-type]
     )
     seed: int | None = Field(
         None, ge=0, lt=2**63, description="a chosen deal: makes the game a practice game"
+    )
+    deck: dict[str, Any] | Annotated[str, Field(max_length=MAX_DECK_TEXT)] | None = Field(
+        None,
+        description="a custom deck composition (docs/deck-lab.md): an object, or its "
+        "JSON or TOML text; default: the standard deck",
     )
 
 

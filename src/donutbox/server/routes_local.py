@@ -29,7 +29,7 @@ from . import limits, seating
 from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
 from .fanout import Connection
 from .hub import Hub
-from .models import Intent, NewGame, Version, rules_of
+from .models import Intent, NewGame, Version, custom_deck, rules_of
 from .online import digest
 from .protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
 from .routes_online import bearer
@@ -111,7 +111,10 @@ async def new_game(
         seats[req.human_seat] = HUMAN
         default = [("You" if s == HUMAN else f"{s.title()} {i + 1}") for i, s in enumerate(seats)]
     try:
-        game = Game.new(rules_of(req), names or default, req.seed)
+        deck = custom_deck(req.deck)
+        game = (Game.new if deck is None else deck.new_game)(
+            rules_of(req), names or default, req.seed
+        )
     except (ValueError, DonutboxError) as err:
         raise Invalid(str(err)) from None
     if req.seed is not None:

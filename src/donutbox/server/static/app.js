@@ -131,6 +131,14 @@ function setupNewGame() {
   players.addEventListener("change", drawNames);
   drawNames();
   try { form.elements.name.value = localStorage.getItem("donutbox.name") || ""; } catch (err) { /* private mode */ }
+  // A custom deck (docs/deck-lab.md): a file fills the text box; the server
+  // reads and checks the composition.
+  form.elements.deck_file.addEventListener("change", async () => {
+    const file = form.elements.deck_file.files[0];
+    if (!file) return;
+    if (file.size > 20000) { showError("Custom deck: the file is over 20000 bytes"); return; }
+    form.elements.deck.value = await file.text();
+  });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = new FormData(form);
@@ -152,6 +160,8 @@ function setupNewGame() {
     });
     const a = agent(f.get("opponent"));
     if (a && a.timed) body.seconds = Number(f.get("seconds"));
+    const deck = String(f.get("deck") || "").trim();
+    if (deck) body.deck = deck;
     try {
       const game = await api("/api/games", body);
       await load(game.id);
