@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import page_for
 
 sync_api = pytest.importorskip("playwright.sync_api")
