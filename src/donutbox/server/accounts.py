@@ -189,8 +189,8 @@ class Accounts:
             if not ok or row is None:
                 raise NotIntroduced("password: wrong user name or password")
             if _hasher.check_needs_rehash(stored):
-                with db.begin():
-                    row.password_hash = _hasher.hash(password)
+                row.password_hash = _hasher.hash(password)
+                db.commit()
             return User(row.id, row.name)
 
     def change_password(self, user: User, old: object, new: object) -> None:
@@ -243,8 +243,8 @@ class Accounts:
             if row is None:
                 return None
             if _aware(row.expires) <= now():
-                with db.begin():
-                    db.delete(row)
+                db.delete(row)
+                db.commit()
                 return None
             user = db.get(UserRow, row.user_id)
             if user is None:
