@@ -195,7 +195,7 @@ async def change_password(
     body: PasswordChange, request: Request, me: Me, c: CommunityDep
 ) -> dict[str, Any]:
     """A new password; every other session of the account is signed out."""
-    _attempt(c, request, me.user.name)
+    c.accounts.by_address.take(client_address(request), "address")
     await asyncio.to_thread(
         c.accounts.change_password, me.user, body.old_password, body.new_password
     )
