@@ -111,6 +111,7 @@ async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
 
 @router.post("/api/lobby/tables", dependencies=[Csrf])
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
+    c.lobby.touch(me.user)
     rules, key, label = _rules(body)
     clock = None if body.clock is None else body.clock.model_dump()
     t = await c.lobby.open_table(
@@ -121,6 +122,7 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
 
 @router.post("/api/lobby/tables/{table_id}/join", dependencies=[Csrf])
 async def join_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
+    c.lobby.touch(me.user)
     t = await c.lobby.join(me.user, table_id)
     return {"table": t.public(), "game": t.game}
 
@@ -134,6 +136,7 @@ async def leave_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
 @router.post("/api/lobby/queue", dependencies=[Csrf])
 async def quick_match(body: QuickMatch, me: Me, c: CommunityDep) -> dict[str, Any]:
     """Wait for a rated game of these rules with players of a similar rating."""
+    c.lobby.touch(me.user)
     rules, key, label = _rules(body)
     r = await asyncio.to_thread(c.ratings.rating, me.user.id, key)
     game = await c.lobby.enqueue(me.user, rules, key, label, body.players, ordinal(r.mu, r.sigma))
