@@ -9,11 +9,33 @@ from fastapi.testclient import TestClient
 PASSWORD = "correct horse battery"
 
 
+class Jar:
+    """The app's one TestClient (its lifespan, its event loop) with this
+    browser's cookies put in for each request."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.main = client
+        self.cookies = type(client.cookies)()
+
+    def __getattr__(self, verb: str) -> Any:
+        method = getattr(self.main, verb)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            self.main.cookies = self.cookies
+            try:
+                return method(*args, **kw)
+            finally:
+                self.cookies = self.main.cookies
+
+        return call
+
+
 class Player:
-    """One browser: its own cookies (session, CSRF) on the same app."""
+    """One browser: its own cookies (session, CSRF) on the same app (whose
+    TestClient the fixture keeps in ``app.state.test_client``)."""
 
     def __init__(self, app: Any, name: str) -> None:
-        self.client = TestClient(app)
+        self.client: Any = Jar(app.state.test_client)
         self.name = name
         self.csrf = ""
 
@@ -44,7 +66,7 @@ class Player:
         return r
 
 
-def play_to_the_end(client: TestClient, game_id: str, tokens: list[str]) -> dict[str, Any]:
+def play_to_the_end(client: Any, game_id: str, tokens: list[str]) -> dict[str, Any]:
     """Each seat plays its first legal move until the game ends (HTTP)."""
     auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
     state = client.get(f"/api/online/{game_id}", headers=auth[0]).json()

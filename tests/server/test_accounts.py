@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from community_helpers import PASSWORD, Player
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -14,13 +15,12 @@ from sqlalchemy.orm import Session
 from donutbox.server.accounts import SessionRow
 from donutbox.server.app import create_app
 
-from community_helpers import PASSWORD, Player
-
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
     application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application):
+    with TestClient(application) as c:
+        application.state.test_client = c
         yield application
 
 

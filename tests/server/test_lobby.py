@@ -23,7 +23,8 @@ FACE = re.compile(r"\b[CSHBR]{4}\b")
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
     application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application):
+    with TestClient(application) as c:
+        application.state.test_client = c
         yield application
 
 
@@ -110,11 +111,10 @@ def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-unty
     lobby = app.state.community.lobby
     ratings = app.state.community.ratings
     # Cat is far stronger: her rating (mu - 3 sigma) is 30, theirs 0.
-    from donutbox.server.ratings import RatingRow
-
     from sqlalchemy.orm import Session
 
     from donutbox.server.accounts import now
+    from donutbox.server.ratings import RatingRow
 
     key = Game.new(__import__("donutbox.core", fromlist=["Rules"]).Rules(), ["a", "b"]).rules.key()
     with Session(ratings.engine) as db, db.begin():
@@ -161,15 +161,19 @@ def test_the_lobby_socket_needs_a_session_and_a_same_site_origin(app) -> None:  
     from starlette.websockets import WebSocketDisconnect
 
     guest = Player(app, "guest")
-    with pytest.raises(WebSocketDisconnect) as err, guest.client.websocket_connect(
-        "/api/lobby/ws"
-    ) as ws:
+    with (
+        pytest.raises(WebSocketDisconnect) as err,
+        guest.client.websocket_connect("/api/lobby/ws") as ws,
+    ):
         ws.receive_text()
     assert err.value.code == 4401
     (ann,) = players(app, "ann")
-    with pytest.raises(WebSocketDisconnect) as err, ann.client.websocket_connect(
-        "/api/lobby/ws", headers={"Origin": "https://evil.example"}
-    ) as ws:
+    with (
+        pytest.raises(WebSocketDisconnect) as err,
+        ann.client.websocket_connect(
+            "/api/lobby/ws", headers={"Origin": "https://evil.example"}
+        ) as ws,
+    ):
         ws.receive_text()
     assert err.value.code == 4401
     with ann.client.websocket_connect("/api/lobby/ws") as ws:
@@ -206,9 +210,7 @@ def test_no_answer_reveals_a_hash_a_session_or_a_hidden_card(app) -> None:  # ty
     sessions = [p.client.cookies.get("donutbox_session") for p in (ann, bob)]
     assert all(sessions) and len(hashes) == 2
     game = Game.from_record(app.state.hub.store.get(game_id).record)
-    tokens = {
-        p.name: p.get("/api/lobby").json()["games"][0]["token"] for p in (ann, bob)
-    }
+    tokens = {p.name: p.get("/api/lobby").json()["games"][0]["token"] for p in (ann, bob)}
     answers: list[tuple[str, str, Any]] = []  # (reader, url, response)
     for reader, other in ((ann, bob), (bob, ann)):
         for url in [
@@ -219,14 +221,18 @@ def test_no_answer_reveals_a_hash_a_session_or_a_hidden_card(app) -> None:  # ty
             "/api/leaderboard",
             "/api/account/games",
             f"/api/community/games/{game_id}/record",
-            f"/openapi.json",
+            "/openapi.json",
         ]:
             answers.append((reader.name, url, reader.get(url)))
         answers.append(
-            (reader.name, "state", reader.get(
-                f"/api/online/{game_id}",
-                headers={"Authorization": f"Bearer {tokens[reader.name]}"},
-            ))
+            (
+                reader.name,
+                "state",
+                reader.get(
+                    f"/api/online/{game_id}",
+                    headers={"Authorization": f"Bearer {tokens[reader.name]}"},
+                ),
+            )
         )
     # The unfinished game's record is refused to its own players.
     assert [r.status_code for _, u, r in answers if "record" in u] == [403, 403]
@@ -267,9 +273,7 @@ def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> No
     (cat,) = players(app, "cat")
     assert cat.get(f"/api/community/games/{game_id}/record").status_code == 404
     # The replay opens with the player's own link (the usual online route).
-    r = ann.get(
-        f"/api/games/{game_id}/replay/1", headers={"Authorization": f"Bearer {tokens[0]}"}
-    )
+    r = ann.get(f"/api/games/{game_id}/replay/1", headers={"Authorization": f"Bearer {tokens[0]}"})
     assert r.status_code == 200 and r.json()["of"] == len(final["history"])
     board = ann.get(f"/api/leaderboard?rules={h['rules']}").json()["players"]
     assert sorted(e["name"] for e in board) == ["ann", "bob"]
