@@ -4,6 +4,8 @@ and takeback games unrated; the schema migrated on new and old databases."""
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import math
 import sqlite3
 import subprocess
@@ -202,3 +204,29 @@ def test_donutbox_serve_starts_on_an_old_database(tmp_path: Path) -> None:
     code = f"from donutbox.server.app import create_app;create_app('sqlite:///{old}');print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+
+
+@pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+def test_accounts_lobby_and_ratings_on_postgresql() -> None:
+    """Migrated on PostgreSQL (twice: the second start is up to date), then
+    a rated lobby game played to the end and settled."""
+    pytest.importorskip("psycopg")
+    assert PG_URL is not None
+    create_app(PG_URL, inline_ai=True)
+    app = create_app(PG_URL, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        suffix = secrets.token_hex(4)
+        ann, bob = Player(app, f"ann{suffix}"), Player(app, f"bob{suffix}")
+        for p in (ann, bob):
+            assert p.sign_up().status_code == 200
+        t = ann.post("/api/lobby/tables", {"players": 2}).json()
+        game_id = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
+        tokens = [p.get("/api/lobby").json()["games"][0]["token"] for p in (ann, bob)]
+        play_to_the_end(ann.client, game_id, tokens)
+        app.state.community.ratings.settle(game_id)
+        h = ann.get(f"/api/players/{ann.name}").json()["history"][0]
+        assert h["finished"] and h["rated"] and h["rating"]["after"] is not None
