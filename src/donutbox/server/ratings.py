@@ -229,6 +229,18 @@ class Ratings:
                     row.updated = now()
         return True
 
+    def rule_sets(self) -> list[tuple[str, str]]:
+        """(key, label) of every rule set someone has a rating in."""
+        with Session(self.engine) as db:
+            keys = sorted(set(db.scalars(select(RatingRow.rules_key).distinct())))
+            out = []
+            for k in keys[:50]:
+                label = db.scalars(
+                    select(CommunityGameRow.rules_label).where(CommunityGameRow.rules_key == k)
+                ).first()
+                out.append((k, label or k))
+            return out
+
     def leaderboard(self, rules_key: str, limit: int = 50) -> list[dict[str, Any]]:
         from .accounts import UserRow
 

@@ -275,10 +275,19 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
 @router.get("/api/leaderboard")
 async def leaderboard(
     c: CommunityDep,
-    rules: str = Query("ogm-sa", max_length=40, description="a rule set's key (Rules.key())"),
+    rules: str | None = Query(None, max_length=40, description="a rule set's key (Rules.key())"),
 ) -> dict[str, Any]:
+    """The players of a rule set by rating (mu - 3 sigma); without ``rules``,
+    every rule set with ratings, each with its board."""
     await asyncio.to_thread(c.ratings.settle_all)
-    return {"rules": rules, "players": c.ratings.leaderboard(rules)}
+    if rules is not None:
+        return {"rules": rules, "players": c.ratings.leaderboard(rules)}
+    return {
+        "boards": [
+            {"rules": key, "label": label, "players": c.ratings.leaderboard(key)}
+            for key, label in c.ratings.rule_sets()
+        ]
+    }
 
 
 @router.get("/api/community/games/{game_id}/record")
