@@ -75,7 +75,9 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     ann.wait_for_selector("#play:not([hidden])")
     assert _get(f"{live}/api/online/{game_id}", tokens[1])["player"] == 1
     final = _play_to_the_end(live, game_id, tokens)
-    ann.wait_for_function("() => document.querySelector('#summary') && !document.querySelector('#summary').hidden")
+    ann.wait_for_function(
+        "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
+    )
     # Both see the new ratings and the game in their history.
     for page, name in ((ann, names[0]), (bob, names[1])):
         page.click("#btn-community")

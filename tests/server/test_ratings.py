@@ -4,9 +4,9 @@ and takeback games unrated; the schema migrated on new and old databases."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
-import math
 import sqlite3
 import subprocess
 import sys

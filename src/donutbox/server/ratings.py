@@ -34,7 +34,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..core import Game
 from .accounts import CommunityBase, now
-from .storage import Store
+from .storage import GameRow, Store
 
 MODEL = PlackettLuce()
 MU = MODEL.mu
@@ -151,8 +151,14 @@ class Ratings:
             return {r.rules_key: Rating(r.mu, r.sigma, r.games) for r in rows}
 
     def unsettled(self) -> list[str]:
+        """Lobby games that have ended and are not settled yet (one query:
+        the games still being played cost nothing)."""
         with Session(self.engine) as db:
-            q = select(CommunityGameRow.game_id).where(CommunityGameRow.settled.is_(False))
+            q = (
+                select(CommunityGameRow.game_id)
+                .join(GameRow, GameRow.id == CommunityGameRow.game_id)
+                .where(CommunityGameRow.settled.is_(False), GameRow.finished.is_(True))
+            )
             return list(db.scalars(q.limit(500)))
 
     def settle_all(self) -> int:
