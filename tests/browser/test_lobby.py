@@ -79,7 +79,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
         "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
     )
     # Both see the new ratings and the game in their history.
-    for page, name in ((ann, names[0]), (bob, names[1])):
+    for page, token in ((ann, tokens[0]), (bob, tokens[1])):
         page.click("#btn-community")
         page.click("[data-tab=profile]")
         row = page.wait_for_selector(f"#history tr[data-game='{game_id}']")
@@ -88,7 +88,11 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
             ".textContent.includes('in progress') && document.querySelector("
             f"\"#history tr[data-game='{game_id}'] .rating-change\").textContent.includes('→')"
         )
-        assert "0.00 →" in row.inner_text()
+        # The numbers shown are the server's: 0 (new) before, the settled
+        # rating after (mu - 3 sigma, docs/community.md).
+        seat = _get(f"{live}/api/online/{game_id}", token)["player"]
+        place = 1 + sum(s > final["scores"][seat] for s in final["scores"])
+        assert "0.00 →" in row.inner_text() and f"{place}" in row.inner_text()
         assert page.locator("#ratings li").count() == 1
     ann.screenshot(path=str(SHOTS / "profile-desktop.png"), full_page=True)
     bob.screenshot(path=str(SHOTS / "profile-phone.png"), full_page=True)
