@@ -1,4 +1,4 @@
-"""Golden records through the real command line (RULES.md section 9).
+"""Golden records through the real command line (docs/spec.md, "Game records and notation").
 
 Every record in ``tests/data`` and in the shared ``spec/examples`` is replayed
 with ``donutbox replay X --json`` and listed with ``donutbox moves X --json``
@@ -11,11 +11,9 @@ moves as sets.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,21 +38,6 @@ GOOD = [p for p in RECORDS if not p.name.startswith("bad-")]
 BAD = [p for p in RECORDS if p.name.startswith("bad-")]
 
 
-def _command() -> list[str]:
-    # The console script beside this interpreter (not a slow pyenv shim).
-    beside = Path(sys.executable).with_name("donutbox")
-    if beside.exists():
-        return [str(beside)]
-    exe = shutil.which("donutbox")
-    return [exe] if exe else [sys.executable, "-m", "donutbox.cli"]
-
-
-def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*_command(), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def _moves_args(path: Path) -> list[str]:
     args = ["moves", str(path), "--json"]
     spec = path.with_name(path.stem + ".moves.json")
@@ -65,16 +48,15 @@ def _moves_args(path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
-    """Run every command once, in parallel (each is a fresh interpreter)."""
+def results(cli: Any) -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
+    """Run every command once, a few at a time (each is a fresh interpreter:
+    the ``cli`` fixture of tests/conftest.py)."""
     jobs: dict[tuple[str, str], list[str]] = {}
     for path in RECORDS:
         jobs[("replay", str(path))] = ["replay", str(path), "--json"]
         if path in GOOD or path in BAD[:3]:
             jobs[("moves", str(path))] = _moves_args(path)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {key: pool.submit(_run, args) for key, args in jobs.items()}
-        return {key: f.result() for key, f in futures.items()}
+    return dict(zip(jobs, cli.many(jobs.values()), strict=True))
 
 
 def _cell_key(c: dict[str, object]) -> tuple[object, ...]:

@@ -144,7 +144,8 @@ def test_an_agents_swapped_card_is_not_shown(tmp_path: Path) -> None:
 
     # Start card CCCC; Ann lays CCCC beside it; the agent holds only BBBB
     # cards, none fits, so it must swap one: the face it sends under its pile
-    # is secret (docs/spec.md, "Components": trays and piles are hidden), so the line says only "swap".
+    # is secret (docs/spec.md, "Components": trays and piles are hidden), so
+    # the line says only "swap".
     game = Game.from_record(
         {
             "format": "donutbox/1",

@@ -542,6 +542,7 @@ def _listen(host: str, port: int) -> Any:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .server import limits
     from .server.app import create_app
 
     if not 0 < args.port < 65536:
@@ -576,6 +577,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_level="warning",
             ws_max_size=65536,
             ws_per_message_deflate=False,
+            **limits.uvicorn_options(),  # header deadline, per-address cap (issue 12)
         )
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -63,7 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "--db",
             f"sqlite:///{db}",
         ],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,  # a pipe nobody reads fills up and is never closed
         stderr=subprocess.STDOUT,
         env={**os.environ, "NO_COLOR": "1"},
     )

@@ -157,9 +157,9 @@ def test_render_svg_and_png_agree_in_size(
     # 6 x 6 cells (hand-worked: eight cards round SHHS, x 0..5, y -2..3),
     # caption of 5 lines: see test_svg.py for the layout constants
     assert height == 16 + 22 + 6 * 50 + 16 + 5 * 22 + 16
-    png = Image.open(png_path)
-    assert png.format == "PNG" and png.size == (width, height)
-    assert Image.open(png2).size == (2 * width, 2 * height)
+    with Image.open(png_path) as png, Image.open(png2) as big:
+        assert png.format == "PNG" and png.size == (width, height)
+        assert big.size == (2 * width, 2 * height)
 
 
 def test_two_renders_are_identical(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ pages (pypdfium2, or poppler's pdftoppm).
 
 The expected numbers are worked out here from the print layout, not read
 back from the code: 3 x 4 cards of 60 mm a sheet, centred on the paper;
-30 cards a deck (RULES.md section 1, copied by hand below)."""
+30 cards a deck (docs/spec.md, "Components", copied by hand below)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from donutbox.render import pdf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# RULES.md section 1, by hand: halves, threes, rainbows, rolls.
+# docs/spec.md, "Components", by hand: halves, threes, rainbows, rolls.
 DECK = Counter(
     ["CCSS", "CCHH", "CCBB", "SSHH", "SSBB", "HHBB"] * 2
     + ["CCSH", "SSHB", "HHBC", "BBCS", "CCBH", "SSBH"]

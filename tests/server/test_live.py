@@ -50,7 +50,7 @@ class Server:
                 self.db,
             ],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # a pipe nobody reads fills up and is never closed
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

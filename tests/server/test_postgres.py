@@ -41,13 +41,18 @@ def test_a_game_round_trips_through_postgresql() -> None:
 
 def test_versioned_saves_refuse_a_stale_writer() -> None:
     assert URL is not None
-    store = Store(make_engine(URL))
-    record = {"format": "donutbox/1", "players": ["A", "B"], "start": "CCSS", "moves": []}
-    game = store.create("pg", "hotseat", ["human", "human"], {}, record)
-    assert store.save(game.id, 0, record, False) == 1
-    with pytest.raises(StaleVersion):
-        store.save(game.id, 0, record, False)
-    assert store.delete(game.id)
+    engine = make_engine(URL)
+    store = Store(engine)
+    try:
+        record = {"format": "donutbox/1", "players": ["A", "B"], "start": "CCSS", "moves": []}
+        game = store.create("pg", "hotseat", ["human", "human"], {}, record)
+        assert store.save(game.id, 0, record, False) == 1
+        with pytest.raises(StaleVersion):
+            store.save(game.id, 0, record, False)
+        assert store.delete(game.id)
+    finally:
+        store.close()
+        engine.dispose()  # else its connection is left open (a ResourceWarning)
 
 
 def test_an_online_game_with_a_clock_survives_a_restart_on_postgresql() -> None:

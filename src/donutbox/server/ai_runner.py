@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ai import agent_info
 from .session import choose_ai_move
+from .storage import StorageError
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -141,9 +142,9 @@ class AIQueue:
                 log.debug("AI job of game %s waited %.3f s for a worker", game_id, wait)
             self.running.add(game_id)
             work = loop.run_in_executor(self.executor, choose_ai_move, *job.args)
-            work.add_done_callback(self._finished(game_id, job, time.monotonic()))
+            work.add_done_callback(self._when_done(game_id, job, time.monotonic()))
 
-    def _finished(
+    def _when_done(
         self, game_id: str, job: _Job, started: float
     ) -> Callable[[asyncio.Future[str]], None]:
         def done(work: asyncio.Future[str]) -> None:
@@ -223,6 +224,10 @@ class AIWork:
         return {"searches": self.searches.stats(), "quick": self.quick.stats()}
 
 
+#: Seconds before an AI seat whose move could not be saved tries again.
+AI_RETRY = 2.0
+
+
 class AISeats:
     """Lets an AI seat move whenever it is its turn."""
 
@@ -241,6 +246,15 @@ class AISeats:
     async def _run(self, game_id: str) -> None:
         try:
             await self._play(game_id)
+        except StorageError as err:
+            # The move was not saved (the store retried): tell the readers
+            # and think again shortly; the game is never left "thinking".
+            from .fanout import encode
+
+            text = encode({"type": "error", "reason": err.reason})
+            for c in list(self.hub.fanout.of(game_id)):
+                c.put_text(text)
+            asyncio.get_running_loop().call_later(AI_RETRY, self.kick, game_id)
         finally:
             self.thinking.discard(game_id)
 

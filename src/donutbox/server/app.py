@@ -26,7 +26,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import migrate, routes_lobby, routes_local, routes_meta, routes_online
+from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
 from .hub import Hub
 from .routing import install_error_handlers
 from .session import warm_up
@@ -85,8 +85,10 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         version="0.1.0",
         lifespan=lifespan,
         description="Play the donut card game: the server is the authority.",
+        docs_url=None,  # security.install serves /docs from the package
     )
     install_error_handlers(app)
+    security.install(app)
     app.include_router(routes_meta.router)
     app.include_router(routes_online.router)
     app.include_router(routes_local.router)

@@ -7,8 +7,10 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from . import ai_runner
 from .ai_runner import seed
 from .session import HUMAN, GameSession
+from .storage import StorageError
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -48,6 +50,25 @@ class Clocks:
             del self.timers[game_id]
 
     async def _watch(self, game_id: str, version: int, deadline: float) -> None:
+        try:
+            await self._run_out(game_id, version, deadline)
+        except StorageError as err:
+            # The stand-in's move was not saved (the store retried): tell the
+            # readers and try again shortly, as an AI seat does; the clock is
+            # never left stopped with nobody to move.
+            from .fanout import encode
+
+            text = encode({"type": "error", "reason": err.reason})
+            for c in list(self.hub.fanout.of(game_id)):
+                c.put_text(text)
+            asyncio.get_running_loop().call_later(ai_runner.AI_RETRY, self._retry, game_id)
+
+    def _retry(self, game_id: str) -> None:
+        s = self.hub.sessions.get(game_id)
+        if s is not None and game_id not in self.timers:
+            self.schedule(s)
+
+    async def _run_out(self, game_id: str, version: int, deadline: float) -> None:
         hub = self.hub
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))
         s = hub.session(game_id)

@@ -23,13 +23,15 @@ import contextlib
 import time
 from collections.abc import Awaitable
 from concurrent.futures import Executor
+from typing import NoReturn
 
+from . import limits
 from .ai_runner import AISeats, AIWork
 from .clocks import Clocks
 from .errors import NoSuchGame
 from .fanout import Fanout
 from .session import GameSession
-from .storage import Store
+from .storage import CorruptGame, Store, StoredGame
 from .throttle import CreationLimit
 
 #: A game unused for this long leaves memory (it is stored; it comes back
@@ -41,6 +43,9 @@ MAX_SESSIONS = 1000
 SWEEP_SECONDS = 30.0
 #: Game ids are 16 URL-safe characters; anything much longer is not one.
 MAX_ID = 64
+#: A stored record with more moves than this is played back into a session
+#: in ``limits.run_blocking`` (off the event loop) by ``Hub.load``.
+LOAD_INLINE_MOVES = 200
 
 
 class Hub:
@@ -69,8 +74,68 @@ class Hub:
         self._sweeper: asyncio.Task[None] | None = None
         #: games made per client address (throttle.py)
         self.creation = CreationLimit()
+        #: games being played back in a worker thread (``load``)
+        self._loading: dict[str, asyncio.Future[None]] = {}
 
     # -- sessions ---------------------------------------------------------------
+
+    async def load(self, game_id: str) -> GameSession:
+        """The game's session, loaded if need be, like ``session``, but a
+        long record is played back in ``limits.run_blocking``: the event loop
+        keeps serving everyone else meanwhile.  Routes call this first, then
+        ``session`` finds the game in memory."""
+        s = self.sessions.get(game_id)
+        if s is not None:
+            self.used[game_id] = time.monotonic()
+            return s
+        if not 0 < len(game_id) <= MAX_ID:
+            raise NoSuchGame()
+        waiting = self._loading.get(game_id)
+        if waiting is not None:  # another request is loading it: share that
+            await asyncio.shield(waiting)
+            return self.session(game_id)
+        stored = self.store.get(game_id)
+        if stored is None:
+            raise NoSuchGame()
+        moves = stored.record.get("moves") if isinstance(stored.record, dict) else None
+        if not isinstance(moves, list) or len(moves) <= LOAD_INLINE_MOVES:
+            return self._install(game_id, self._build(game_id, stored))
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._loading[game_id] = done
+        try:
+            built = await limits.run_blocking(self._try_build, stored, what="loading a game")
+            s = self.sessions.get(game_id)  # loaded meanwhile by a sync caller?
+            if s is None:
+                s = self._install(game_id, self._build_result(game_id, built))
+            return s
+        finally:
+            del self._loading[game_id]
+            done.set_result(None)
+
+    def _try_build(self, stored: StoredGame) -> GameSession | Exception:
+        """In a worker thread: the session (playing the record back is the
+        costly part; it touches no shared state), or the error it gave."""
+        try:
+            return GameSession(stored, self.store)
+        except Exception as err:
+            return err
+
+    def _build_result(self, game_id: str, built: GameSession | Exception) -> GameSession:
+        if isinstance(built, Exception):
+            self._refuse(game_id, built)
+        assert isinstance(built, GameSession)
+        return built
+
+    def _build(self, game_id: str, stored: StoredGame) -> GameSession:
+        try:
+            return GameSession(stored, self.store)
+        except Exception as err:  # a record the engine refuses: set aside
+            self._refuse(game_id, err)
+
+    def _refuse(self, game_id: str, err: Exception) -> NoReturn:
+        first = (str(err).splitlines() or [""])[0]
+        self.store.quarantine(game_id, f"{type(err).__name__}: {first}")
+        raise CorruptGame(game_id, type(err).__name__) from None
 
     def session(self, game_id: str) -> GameSession:
         """The game's session, loaded if need be; NoSuchGame if there is none."""
@@ -79,18 +144,24 @@ class Hub:
             stored = self.store.get(game_id) if 0 < len(game_id) <= MAX_ID else None
             if stored is None:
                 raise NoSuchGame()
-            s = self.sessions[game_id] = GameSession(stored, self.store)
-            self.locks[game_id] = asyncio.Lock()
-            self.used[game_id] = time.monotonic()
-            # A game loaded after a restart (or after it went idle) picks up
-            # where it was: an AI seat to move thinks again, a running clock
-            # is watched again.
-            self.seats.kick(game_id)
-            self.clocks.schedule(s)
-            if len(self.sessions) > MAX_SESSIONS:
-                self.sweep(force=True)
+            s = self._install(game_id, self._build(game_id, stored))
         else:
             self.used[game_id] = time.monotonic()
+        return s
+
+    def _install(self, game_id: str, s: GameSession) -> GameSession:
+        if game_id in self.sessions:
+            return self.sessions[game_id]
+        self.sessions[game_id] = s
+        self.locks[game_id] = asyncio.Lock()
+        self.used[game_id] = time.monotonic()
+        # A game loaded after a restart (or after it went idle) picks up
+        # where it was: an AI seat to move thinks again, a running clock is
+        # watched again.
+        self.seats.kick(game_id)
+        self.clocks.schedule(s)
+        if len(self.sessions) > MAX_SESSIONS:
+            self.sweep(force=True)
         return s
 
     def lock(self, game_id: str) -> asyncio.Lock:

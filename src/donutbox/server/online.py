@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from .jsonsafe import JsonTooDeep, loads_bounded
 
 #: Largest client message accepted, in characters (a move is under 40).
 MAX_MESSAGE = 2048
@@ -66,7 +67,9 @@ def parse_message(text: str | bytes | None) -> dict[str, Any]:
     if len(text) > MAX_MESSAGE:
         raise BadMessage(f"message: too long ({len(text)} characters, at most {MAX_MESSAGE})")
     try:
-        msg = json.loads(text)
+        msg = loads_bounded(text, max_depth=8, what="message")
+    except JsonTooDeep as err:
+        raise BadMessage(str(err)) from None
     except ValueError:
         raise BadMessage("message: not valid JSON") from None
     if not isinstance(msg, dict):

@@ -22,6 +22,7 @@ from .fanout import Connection
 from .hub import Hub
 from .online import RATE_CLOSE, BadMessage, parse_message
 from .session import HUMAN, SPECTATOR
+from .storage import StorageError
 
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT = 10.0
@@ -46,7 +47,7 @@ async def refuse(ws: WebSocket, code: int) -> None:
 async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
     """One online reader's socket, from accept to close."""
     try:
-        s = hub.session(game_id)
+        s = await hub.load(game_id)
     except NoSuchGame:
         await refuse(ws, CLOSE_NO_GAME)
         return
@@ -112,6 +113,8 @@ async def receive(hub: Hub, conn: Connection, text: str | bytes | None) -> bool:
     except NoSuchGame:
         conn.put({"type": "error", "reason": "game: no such game", "ref": ref})
     except ActionError as err:
+        conn.put({"type": "error", "reason": err.reason, "ref": ref})
+    except StorageError as err:  # logged by the store; the socket stays
         conn.put({"type": "error", "reason": err.reason, "ref": ref})
     return True
 

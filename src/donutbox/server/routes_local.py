@@ -16,7 +16,6 @@ never 403: a stranger learns nothing, not even that the id is real), and
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import secrets
@@ -26,7 +25,7 @@ from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 
 from ..ai import catalogue
 from ..core import DonutboxError, Game, cut, replay
-from . import seating
+from . import limits, seating
 from .errors import Busy, Invalid, NoSuchGame, NotAllowed
 from .fanout import Connection
 from .hub import Hub
@@ -64,19 +63,19 @@ def owner_for_new_game(authorization: str | None) -> str:
     return token
 
 
-def local(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
+async def local(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
     """A game played in one browser (against the AI, or hotseat), if the
     bearer owns it; NoSuchGame otherwise."""
-    s = hub.session(game_id)
+    s = await hub.load(game_id)
     if not s.owned_by(bearer(authorization)):
         raise NoSuchGame()
     return s
 
 
-def finished_game(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
+async def finished_game(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
     """A local game its owner asks for, or an online game one of its links
     opens (a seat's or the spectator's token as the bearer)."""
-    s = hub.session(game_id)
+    s = await hub.load(game_id)
     token = bearer(authorization)
     allowed = (s.reader_for(token) is not None) if s.online else s.owned_by(token)
     if not token or not allowed:
@@ -161,14 +160,14 @@ Auth = Header(None, alias="Authorization", description="Bearer <owner token>")
 
 @router.get("/api/games/{game_id}")
 async def get_game(game_id: str, hub: HubDep, authorization: str | None = Auth) -> dict[str, Any]:
-    return local(hub, game_id, authorization).state()
+    return (await local(hub, game_id, authorization)).state()
 
 
 @router.post("/api/games/{game_id}/moves")
 async def play(
     game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
-    s = local(hub, game_id, authorization)
+    s = await local(hub, game_id, authorization)
     async with hub.lock(game_id):
         await s.act(intent.move, intent.version)
         hub.changed(s)
@@ -180,7 +179,7 @@ async def preview(
     game_id: str, move: str, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
     """What ``move`` would seal and score, without playing it."""
-    s = local(hub, game_id, authorization)
+    s = await local(hub, game_id, authorization)
     if len(move) > 40:
         raise Invalid("move: at most 40 characters")
     return s.preview(move)
@@ -193,7 +192,7 @@ async def hint(
     """The strongest level's move (``hard``, one second) for the human to
     move, searched from that player's view only.  Local games only: in an
     online game it would be help the opponent has not agreed to."""
-    view = local(hub, game_id, authorization).hint_view(body.version)
+    view = (await local(hub, game_id, authorization)).hint_view(body.version)
     # A search takes a worker for a second: one at a time per game.
     if game_id in hub.hinting:
         raise Busy("hint: one is already being worked out for this game")
@@ -214,7 +213,7 @@ async def undo(
     """Take back the last human move (and the AI's replies after it); in
     hotseat, the last move.  Counted in the record (``takebacks``); against
     the AI it makes the game a practice game."""
-    s = local(hub, game_id, authorization)
+    s = await local(hub, game_id, authorization)
     async with hub.lock(game_id):
         await s.undo(body.version)
         hub.changed(s)
@@ -223,7 +222,7 @@ async def undo(
 
 @router.get("/api/games/{game_id}/record")
 async def record(game_id: str, hub: HubDep, authorization: str | None = Auth) -> dict[str, Any]:
-    s = finished_game(hub, game_id, authorization)
+    s = await finished_game(hub, game_id, authorization)
     if not s.game.finished:
         raise NotAllowed("the record shows every hidden card: export it when the game is over")
     out = s.game.to_record()
@@ -239,7 +238,8 @@ async def import_game(
     owner token, answered as ``owner_token``)."""
     token = owner_for_new_game(authorization)
     try:
-        game = replay(record)
+        # Off the event loop: a long record takes a while to play.
+        game = await limits.run_blocking(replay, record, what="import")
     except DonutboxError as err:
         raise Invalid(str(err)) from None
     seats = [HUMAN] * game.players
@@ -251,20 +251,20 @@ async def import_game(
         game.to_record(),
         game.finished,
     )
-    return _owned(hub.session(stored.id).state(), token)
+    return _owned((await hub.load(stored.id)).state(), token)
 
 
 @router.get("/api/games/{game_id}/replay/{ply}")
 async def replay_at(
     game_id: str, ply: int, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
-    s = finished_game(hub, game_id, authorization)
+    s = await finished_game(hub, game_id, authorization)
     if not s.game.finished:
         raise NotAllowed("the replay viewer opens when the game is over")
     if not 0 <= ply <= s.game.ply:
         raise Invalid(f"ply must be from 0 to {s.game.ply}")
     # Off the event loop: a long record takes a while to play again.
-    game = await asyncio.to_thread(cut, s.game, ply)
+    game = await limits.run_blocking(cut, s.game, ply, what="replay")
     return {"ply": ply, "of": s.game.ply, "state": game.view(-1).to_dict()}
 
 
@@ -275,7 +275,7 @@ async def socket(ws: WebSocket, game_id: str, token: str | None = Query(None)) -
     WebSocket): without it, or with another, closed with 4404."""
     hub: Hub = ws.app.state.hub
     try:
-        s = hub.session(game_id)
+        s = await hub.load(game_id)
     except NoSuchGame:
         await refuse(ws, CLOSE_NO_GAME)
         return

@@ -28,9 +28,11 @@ def bearer(authorization: str | None) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def online_reader(hub: Hub, game_id: str, authorization: str | None) -> tuple[GameSession, int]:
+async def online_reader(
+    hub: Hub, game_id: str, authorization: str | None
+) -> tuple[GameSession, int]:
     """An online game and the seat (or SPECTATOR) the bearer token opens."""
-    s = hub.session(game_id)
+    s = await hub.load(game_id)
     token = bearer(authorization)
     seat = s.reader_for(token) if s.online and token else None
     if seat is None:
@@ -103,7 +105,7 @@ async def online_state(
     game_id: str, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
     """The game as the bearer's seat (or a spectator) may see it."""
-    s, seat = online_reader(hub, game_id, authorization)
+    s, seat = await online_reader(hub, game_id, authorization)
     state = s.state(seat)
     state["presence"] = hub.fanout.presence(s)
     return state
@@ -113,7 +115,7 @@ async def online_state(
 async def online_move(
     game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
-    s, seat = online_reader(hub, game_id, authorization)
+    s, seat = await online_reader(hub, game_id, authorization)
     if seat == SPECTATOR:
         raise NotAllowed("move: spectators cannot act")
     async with hub.lock(game_id):

@@ -1,0 +1,635 @@
+"""Abuse benchmark: one local ``donutbox serve``, the attacks of issue 12 in
+turn, and a normal client playing an online game throughout.
+
+    python benchmarks/abuse.py                 # about four minutes
+    python benchmarks/abuse.py --seconds 8     # shorter attacks
+
+Loopback only (the server is started here, on 127.0.0.1, with a fresh
+SQLite file), bounded in count and time, stops by itself.  Not run in CI.
+
+The **normal client** is a separate process (so the attackers' work in this
+one does not slow its measurements): it plays online games of two human
+seats over two WebSockets, a move every 0.1 s, timing each move's round trip
+(sent -> the mover's socket has the new state), and times ``GET /api/meta``
+every 0.1 s.  At the end it reads every game back: each acknowledged move
+must be stored (nothing lost).
+
+The **attacks** come from other loopback addresses (127.0.0.2 and up: a
+stranger's machine, not the normal client's), one after the other.  The
+request floods come from one address (``--flood-addresses`` for more), 8 to
+32 requests in flight; the connection attacks from 16 (so that 1,000
+connections fit under the per-address cap and meet the header deadline):
+
+- import flood: imports of a 1.2 MB record, then of a real one (two
+  attacks; at most 1,000 and 3,000);
+- game-creation flood: up to 2,000 online games (as fast as allowed);
+- slow headers: 1,000 connections sending half a request, re-opened
+  when dropped, from 16 addresses;
+- spectator flood: 1,000 spectator sockets on the normal client's game;
+- unknown-id flood: 20,000 requests for games that do not exist;
+- AI-queue flood (last: its AI work outlives it): 4 games of 3 ``mcts``
+  seats at 30 s a move, plus hints.
+
+For each: the normal client's p99 move round trip and GET time during the
+attack, and the server's resident memory before and after (after a few
+seconds' settling).  Printed as a Markdown table; ``--out`` saves JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+ATTACKERS = [f"127.0.0.{i}" for i in range(2, 18)]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its children (the AI worker), MB."""
+    total = 0
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    for p in pids:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total / 1024
+
+
+def _own_rss_mb(pid: int) -> float:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` has used so far."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def _load() -> float:
+    with contextlib.suppress(OSError, ValueError):
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    return 0.0
+
+
+def _p(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+# -- the normal client (a separate process) ---------------------------------------------
+
+
+async def _client(base: str, events_path: str, stop_path: str) -> None:
+    import httpx
+    import websockets
+
+    out = open(events_path, "a", buffering=1)  # noqa: SIM115
+
+    def event(kind: str, ms: float | None, ok: bool = True, note: str = "") -> None:
+        out.write(json.dumps({"t": time.time(), "kind": kind, "ms": ms, "ok": ok, "note": note}))
+        out.write("\n")
+
+    games: list[dict[str, Any]] = []
+    rng = random.Random(1)
+    stopping = False
+
+    async def gets() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            while not stopping:
+                t = time.perf_counter()
+                try:
+                    r = await http.get("/api/meta")
+                    event("get", (time.perf_counter() - t) * 1000, r.status_code == 200)
+                except Exception as err:
+                    event("get", None, False, type(err).__name__)
+                await asyncio.sleep(0.1)
+
+    async def play_one(http: Any) -> None:
+        made = await http.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
+        if made.status_code != 200:
+            event("create", None, False, f"{made.status_code} {made.text[:100]}")
+            await asyncio.sleep(1)
+            return
+        g = made.json()
+        tokens = [s["token"] for s in g["seats"]]
+        record = {
+            "id": g["id"],
+            "token": tokens[0],
+            "acked": 0,
+            "spectator": g["spectator"]["token"],
+        }
+        games.append(record)
+        Path(stop_path + ".game").write_text(json.dumps(record))
+        url = base.replace("http://", "ws://") + f"/api/online/{g['id']}/ws"
+        socks = [await websockets.connect(url, max_size=2**22) for _ in tokens]
+        states: list[dict[str, Any] | None] = [None, None]
+        for s, tok in zip(socks, tokens, strict=True):
+            await s.send(json.dumps({"type": "hello", "token": tok}))
+
+        async def until_state(i: int, above: int, limit: float = 30) -> dict[str, Any]:
+            end = time.monotonic() + limit
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                msg = json.loads(await asyncio.wait_for(socks[i].recv(), left))
+                if msg["type"] == "state" and msg["state"]["version"] > above:
+                    states[i] = msg["state"]
+                    return msg["state"]
+
+        try:
+            for i in range(2):
+                await until_state(i, -1)
+            version = 0
+            while not stopping:
+                st = states[0]
+                assert st is not None
+                if st["finished"] or st.get("to_move") not in (0, 1):
+                    break
+                seat = st["to_move"]
+                legal = states[seat]["legal"]  # type: ignore[index]
+                if not legal:
+                    await until_state(seat, version)
+                    continue
+                move = rng.choice(legal)
+                t = time.perf_counter()
+                await socks[seat].send(
+                    json.dumps({"type": "move", "move": move, "version": version})
+                )
+                try:
+                    new = await until_state(seat, version)
+                except TimeoutError:
+                    event("move", None, False, "no state within 30 s")
+                    break
+                event("move", (time.perf_counter() - t) * 1000)
+                version = new["version"]
+                record["acked"] = version
+                await until_state(1 - seat, version - 1)
+                await asyncio.sleep(0.1)
+        except Exception as err:
+            event("move", None, False, f"{type(err).__name__}: {err}"[:200])
+        finally:
+            for s in socks:
+                with contextlib.suppress(Exception):
+                    await s.close()
+
+    getter = asyncio.ensure_future(gets())
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        while not os.path.exists(stop_path):
+            player = asyncio.ensure_future(play_one(http))
+            while not player.done():
+                await asyncio.sleep(0.2)
+                if os.path.exists(stop_path):
+                    stopping = True
+            await player
+        stopping = True
+        await getter
+        lost = []
+        for g in games:
+            r = await http.get(
+                f"/api/online/{g['id']}", headers={"Authorization": f"Bearer {g['token']}"}
+            )
+            stored = r.json().get("version", -1) if r.status_code == 200 else -1
+            if stored < g["acked"]:
+                lost.append({"game": g["id"], "acked": g["acked"], "stored": stored})
+        out.write(json.dumps({"summary": True, "games": len(games), "lost": lost}) + "\n")
+    out.close()
+
+
+# -- attacks ------------------------------------------------------------------------------------
+
+
+#: Addresses the request floods come from (``--flood-addresses``): one, a
+#: single machine, by default.
+FLOOD_ADDRESSES = 1
+
+
+def _http_clients(base: str, n: int) -> list[Any]:
+    import httpx
+
+    return [
+        httpx.AsyncClient(
+            base_url=base,
+            timeout=30,
+            transport=httpx.AsyncHTTPTransport(local_address=ATTACKERS[i % FLOOD_ADDRESSES]),
+        )
+        for i in range(n)
+    ]
+
+
+async def _flood(
+    base: str, make: Any, count: int, seconds: float, concurrency: int = 16
+) -> dict[str, int]:
+    """``count`` requests (``make(client, i)`` returns a response), at most
+    ``concurrency`` at once, stopping at ``seconds``; counts per status."""
+    clients = _http_clients(base, concurrency)
+    statuses: dict[str, int] = {}
+    end = time.monotonic() + seconds
+    counter = iter(range(count))
+
+    async def worker(c: Any) -> None:
+        for i in counter:
+            if time.monotonic() > end:
+                return
+            try:
+                r = await make(c, i)
+                key = str(r.status_code)
+            except Exception as err:
+                key = type(err).__name__
+            statuses[key] = statuses.get(key, 0) + 1
+
+    await asyncio.gather(*(worker(c) for c in clients))
+    for c in clients:
+        await c.aclose()
+    return statuses
+
+
+def _finished_record() -> dict[str, Any]:
+    sys.path.insert(0, str(SRC))
+    from donutbox.core import Game, Rules
+
+    game = Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 3)
+    rng = random.Random(3)
+    while not game.finished:
+        game.play(rng.choice(game.legal_moves()))
+    return game.to_record()
+
+
+async def attack_import_huge(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    record = _finished_record()
+    huge = dict(record, moves=record["moves"] * 1400)  # about 1.2 MB, the issue's size
+    body = json.dumps(huge).encode()
+    headers = {"content-type": "application/json"}
+    statuses = await _flood(
+        base,
+        lambda c, i: c.post("/api/games/import", content=body, headers=headers),
+        1000,
+        seconds,
+        8,
+    )
+    return {f"{len(body) // 1024} KB records": statuses}
+
+
+async def attack_import_real(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    body = json.dumps(_finished_record()).encode()
+    headers = {"content-type": "application/json"}
+    statuses = await _flood(
+        base,
+        lambda c, i: c.post("/api/games/import", content=body, headers=headers),
+        3000,
+        seconds,
+        8,
+    )
+    return {f"{len(body)} byte records": statuses}
+
+
+async def attack_create(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    seats = {"seats": [{"name": "X"}, {"name": "Y"}]}
+    return {
+        "online games": await _flood(
+            base, lambda c, i: c.post("/api/online", json=seats), 2000, seconds, 16
+        )
+    }
+
+
+async def attack_ai(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    body = {"opponent": "mcts", "seconds": 30, "players": 4, "human_seat": 3}
+    made = await _flood(base, lambda c, i: c.post("/api/games", json=body), 4, 5, 4)
+    await asyncio.sleep(seconds)
+    return {"mcts games": made}
+
+
+async def attack_slow_headers(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    host, port = base.removeprefix("http://").split(":")
+    end = time.monotonic() + seconds
+    opened = dropped = refused = failed = 0
+    target = 1000
+
+    async def one(i: int) -> None:
+        nonlocal opened, dropped, refused, failed
+        while time.monotonic() < end:
+            try:
+                reader, writer = await asyncio.open_connection(
+                    host, int(port), local_addr=(ATTACKERS[i % len(ATTACKERS)], 0)
+                )
+            except OSError:
+                failed += 1
+                await asyncio.sleep(0.5)
+                continue
+            opened += 1
+            start = time.monotonic()
+            try:
+                writer.write(b"GET /api/meta HTTP/1.1\r\nHost: x\r\n")
+                await writer.drain()
+                while time.monotonic() < end:
+                    try:
+                        data = await asyncio.wait_for(reader.read(1), 1.0)
+                    except TimeoutError:
+                        writer.write(b"X")  # one more header byte, never the end
+                        await writer.drain()
+                        continue
+                    if data == b"":
+                        if time.monotonic() - start < 0.5:
+                            refused += 1
+                            await asyncio.sleep(0.5)
+                        else:
+                            dropped += 1
+                        break
+            except OSError:
+                dropped += 1
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+    await asyncio.gather(*(one(i) for i in range(target)))
+    return {
+        "connections opened": opened,
+        "dropped at the deadline": dropped,
+        "closed at once (per-address cap)": refused,
+        "connect failed": failed,
+    }
+
+
+async def attack_spectators(base: str, seconds: float, game: dict[str, Any]) -> dict[str, Any]:
+    import websockets
+
+    url = base.replace("http://", "ws://") + f"/api/online/{game['id']}/ws"
+    hello = json.dumps({"type": "hello", "token": game["spectator"]})
+    socks: list[Any] = []
+    outcome: dict[str, int] = {}
+    end = time.monotonic() + seconds
+
+    async def one(i: int) -> None:
+        try:
+            ws = await websockets.connect(
+                url, local_addr=(ATTACKERS[i % len(ATTACKERS)], 0), open_timeout=20
+            )
+        except Exception as err:
+            outcome[type(err).__name__] = outcome.get(type(err).__name__, 0) + 1
+            return
+        socks.append(ws)
+        try:
+            await ws.send(hello)
+            while time.monotonic() < end:
+                await asyncio.wait_for(ws.recv(), max(0.1, end - time.monotonic()))
+        except TimeoutError:
+            pass
+        except Exception as err:
+            key = f"closed: {getattr(ws, 'close_code', None) or type(err).__name__}"
+            outcome[key] = outcome.get(key, 0) + 1
+            return
+        outcome["held"] = outcome.get("held", 0) + 1
+
+    # Joining is slow while each join is announced to every reader (the
+    # cost grows with the square of the spectators): bounded here.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(1000))), seconds + 60)
+    outcome["connected"] = len(socks)
+    for ws in socks:
+        with contextlib.suppress(Exception):
+            await ws.close()
+    return {"spectators": outcome}
+
+
+async def attack_unknown(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    paths = ("/api/games/{}", "/api/online/{}", "/api/games/{}/record", "/api/games/{}/replay/3")
+
+    def make(c: Any, i: int) -> Any:
+        gid = f"{random.getrandbits(72):018x}"
+        return c.get(paths[i % len(paths)].format(gid))
+
+    return {"requests": await _flood(base, make, 20000, seconds, 32)}
+
+
+ATTACKS = [
+    ("import flood, 1.2 MB records", attack_import_huge),
+    ("import flood, real records", attack_import_real),
+    ("game-creation flood", attack_create),
+    ("slow headers", attack_slow_headers),
+    ("spectator flood", attack_spectators),
+    ("unknown-id flood", attack_unknown),
+    ("AI-queue flood", attack_ai),
+]
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def _stats(events: list[dict[str, Any]], t0: float, t1: float) -> dict[str, Any]:
+    moves = [e["ms"] for e in events if e.get("kind") == "move" and e["ok"] and t0 <= e["t"] <= t1]
+    gets = [e["ms"] for e in events if e.get("kind") == "get" and e["ok"] and t0 <= e["t"] <= t1]
+    failed = [e for e in events if not e.get("ok", True) and t0 <= e.get("t", 0) <= t1]
+    return {
+        "moves": len(moves),
+        "move_p50_ms": _p(moves, 0.5),
+        "move_p99_ms": _p(moves, 0.99),
+        "move_max_ms": max(moves) if moves else None,
+        "gets": len(gets),
+        "get_p99_ms": _p(gets, 0.99),
+        "failed": len(failed),
+        "failures": sorted({e.get("note", "") for e in failed})[:5],
+    }
+
+
+def _read_events(path: str) -> list[dict[str, Any]]:
+    out = []
+    with contextlib.suppress(OSError), open(path) as f:
+        for line in f:
+            with contextlib.suppress(ValueError):
+                out.append(json.loads(line))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=15.0, help="length of each attack")
+    ap.add_argument("--settle", type=float, default=5.0, help="seconds after each attack")
+    ap.add_argument("--out", help="write the figures as JSON here")
+    ap.add_argument(
+        "--flood-addresses",
+        type=int,
+        default=1,
+        help="loopback addresses the request floods come from (1 to 16; default 1)",
+    )
+    ap.add_argument("--client", nargs=3, metavar=("URL", "EVENTS", "STOP"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.client:
+        asyncio.run(_client(*args.client))
+        return 0
+    if not 1 <= args.seconds <= 60:
+        ap.error("--seconds must be from 1 to 60")
+    if not 1 <= args.flood_addresses <= len(ATTACKERS):
+        ap.error(f"--flood-addresses must be from 1 to {len(ATTACKERS)}")
+    global FLOOD_ADDRESSES
+    FLOOD_ADDRESSES = args.flood_addresses
+
+    work = Path(tempfile.mkdtemp(prefix="donutbox-abuse-"))
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "donutbox",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            f"sqlite:///{work / 'games.db'}",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    events_path, stop_path = str(work / "events.jsonl"), str(work / "stop")
+    client = None
+    results: list[dict[str, Any]] = []
+    try:
+        import httpx
+
+        for _ in range(100):
+            with contextlib.suppress(Exception):
+                if httpx.get(base + "/api/meta", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.2)
+        else:
+            raise SystemExit(
+                "the server did not start: " + (server.stderr.read() if server.stderr else "")
+            )
+        client = subprocess.Popen(
+            [sys.executable, __file__, "--client", base, events_path, stop_path], env=env
+        )
+        for _ in range(100):
+            if os.path.exists(stop_path + ".game"):
+                break
+            time.sleep(0.1)
+        time.sleep(2)
+        start_rss = _own_rss_mb(server.pid)
+        cpu0, t0 = _cpu_s(server.pid), time.time()
+        time.sleep(args.seconds)
+        results.append(
+            {
+                "attack": "none (baseline)",
+                "t0": t0,
+                "t1": time.time(),
+                "rss_before": start_rss,
+                "rss_after": _own_rss_mb(server.pid),
+                "server_cpu_s": _cpu_s(server.pid) - cpu0,
+                "load": _load(),
+                "outcome": {},
+            }
+        )
+        for name, attack in ATTACKS:
+            game = json.loads(Path(stop_path + ".game").read_text())
+            before = _own_rss_mb(server.pid)
+            cpu0, t0 = _cpu_s(server.pid), time.time()
+            print(f"{name} ...", file=sys.stderr, flush=True)
+            outcome = asyncio.run(attack(base, args.seconds, game))
+            t1, cpu1, load = time.time(), _cpu_s(server.pid), _load()
+            time.sleep(args.settle)
+            results.append(
+                {
+                    "attack": name,
+                    "t0": t0,
+                    "t1": t1,
+                    "rss_before": before,
+                    "rss_after": _own_rss_mb(server.pid),
+                    "rss_with_workers": _rss_mb(server.pid),
+                    "server_cpu_s": cpu1 - cpu0,
+                    "load": load,
+                    "outcome": outcome,
+                }
+            )
+            if server.poll() is not None:
+                results[-1]["server_died"] = server.returncode
+                break
+        Path(stop_path).write_text("stop")
+        if client is not None:
+            client.wait(60)
+    finally:
+        Path(stop_path).write_text("stop")
+        if client is not None and client.poll() is None:
+            client.terminate()
+        alive = server.poll() is None
+        if alive:
+            os.killpg(server.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.wait(15)
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+    events = _read_events(events_path)
+    summary = next((e for e in events if e.get("summary")), {"games": 0, "lost": ["no summary"]})
+    for r in results:
+        r.update(_stats(events, r["t0"], r["t1"]))
+    print(
+        f"\nserver alive to the end: {alive}; normal client's games: {summary['games']}, "
+        f"moves lost: {len(summary['lost'])}\n"
+    )
+    print(
+        "| attack | s | server CPU s | load | moves | p50 move ms | p99 move ms | p99 GET ms "
+        "| failed | RSS MB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}"
+
+    for r in results:
+        print(
+            f"| {r['attack']} | {r['t1'] - r['t0']:.1f} | {r['server_cpu_s']:.1f} | "
+            f"{r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | {f(r['move_p99_ms'])} | "
+            f"{f(r['get_p99_ms'])} | {r['failed']} | "
+            f"{r['rss_before']:.0f} -> {r['rss_after']:.0f} |"
+        )
+    print()
+    for r in results:
+        if r["outcome"]:
+            print(f"- {r['attack']}: {json.dumps(r['outcome'])}")
+        if r["failures"]:
+            print(f"  client failures: {r['failures']}")
+    if args.out:
+        Path(args.out).write_text(
+            json.dumps({"results": results, "summary": summary, "alive": alive}, indent=1)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

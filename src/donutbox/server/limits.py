@@ -1,0 +1,368 @@
+"""The server's limits on what one client may cost: connections, time to send
+a request, request rate, and CPU work on the event loop.
+
+- ``AddressBuckets``: a token bucket per client address (e.g. game creation:
+  a burst, then a steady rate); the table of addresses is bounded and idle
+  entries are dropped, so a flood of addresses cannot grow it for ever.
+  One of them, ``REQUEST_RATE``/``REQUEST_BURST``, bounds every API request
+  from the network (``security.GuardMiddleware``: 429 beyond).
+- ``run_blocking``: CPU work (replaying a long record, importing one) runs in
+  a small bounded thread pool, never on the event loop; when too much is
+  already waiting it refuses at once (``Busy``: 503) rather than queueing
+  without end.
+- ``GuardedHttpProtocol``: uvicorn's HTTP protocol with a deadline for the
+  request line and headers (``HEADER_TIMEOUT`` seconds from the first byte
+  or from the connection, whichever came first) and a cap on concurrent
+  connections per address (``MAX_CONNECTIONS_PER_ADDRESS``; WebSockets
+  count until they close; a trusted reverse proxy, uvicorn's
+  ``forwarded_allow_ips``, is exempt since all its clients share its
+  address).  uvicorn itself has no header timeout: a client sending one
+  byte a minute held its connection for ever.
+- ``uvicorn_options()``: the keyword arguments ``donutbox serve`` passes to
+  ``uvicorn.run`` to use all of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+log = logging.getLogger("donutbox.limits")
+
+#: Seconds a connection has to send its request line and headers.
+HEADER_TIMEOUT = 5.0
+#: Concurrent connections (HTTP and WebSocket) one address may hold.
+MAX_CONNECTIONS_PER_ADDRESS = 64
+#: Connections the whole server holds at once (uvicorn answers 503 beyond).
+MAX_CONNECTIONS = 4096
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE = 5
+#: API requests an address may make: a burst, then a steady rate a second
+#: (``security.GuardMiddleware`` applies it to requests that came through
+#: ``GuardedHttpProtocol``, i.e. from the network).  Costly requests take
+#: more than one token (``request_cost``).
+REQUEST_RATE = 50.0
+REQUEST_BURST = 200
+#: Threads for blocking work, and how many calls may wait for one.
+BLOCKING_THREADS = 2
+BLOCKING_QUEUE = 16
+
+
+# -- token buckets per address ----------------------------------------------------
+
+
+class AddressBuckets:
+    """A token bucket per key (a client address): ``burst`` at once, then
+    ``rate`` a second.  At most ``max_keys`` are kept (least recently used
+    dropped first: a dropped key starts again with a full bucket, which only
+    errs toward letting a client through)."""
+
+    def __init__(self, rate: float, burst: float, max_keys: int = 10_000) -> None:
+        if rate <= 0 or burst < 1:
+            raise ValueError("rate must be > 0 and burst >= 1")
+        self.rate = rate
+        self.burst = burst
+        self.max_keys = max_keys
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def allow(self, key: str, cost: float = 1.0, now: float | None = None) -> bool:
+        """Take ``cost`` tokens from ``key``'s bucket; False (nothing taken)
+        if it has fewer."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, stamp = self._buckets.pop(key, (self.burst, now))
+            tokens = min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
+            ok = tokens >= cost
+            if ok:
+                tokens -= cost
+            self._buckets[key] = (tokens, now)
+            while len(self._buckets) > self.max_keys:
+                self._buckets.popitem(last=False)
+            return ok
+
+    def retry_after(self, key: str, cost: float = 1.0, now: float | None = None) -> float:
+        """Seconds until ``allow(key, cost)`` would succeed (0 if it would now)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, stamp = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
+        return max(0.0, (cost - tokens) / self.rate)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+def request_cost(method: str, path: str) -> float:
+    """Tokens a request takes from its address's bucket: a record's import
+    replays it (10), a new game or a hint makes work (5), anything else 1."""
+    if method == "POST":
+        if path == "/api/games/import":
+            return 10.0
+        if path in ("/api/games", "/api/online") or path.endswith("/hint"):
+            return 5.0
+    return 1.0
+
+
+def client_address(scope_or_request: Any) -> str:
+    """The client's address from an ASGI scope or a Starlette request
+    (``"unknown"`` when the transport gives none)."""
+    client = (
+        scope_or_request.get("client")
+        if isinstance(scope_or_request, dict)
+        else getattr(scope_or_request, "client", None)
+    )
+    if not client:
+        return "unknown"
+    host = client[0] if isinstance(client, (tuple, list)) else getattr(client, "host", None)
+    return str(host or "unknown")
+
+
+# -- blocking work off the event loop ---------------------------------------------
+
+
+class Busy(RuntimeError):
+    """Too much blocking work is already waiting: try again shortly."""
+
+    status = 503
+
+    def __init__(self, what: str = "server") -> None:
+        super().__init__(f"{what}: busy with other requests, try again in a moment")
+        self.reason = str(self)
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_waiting = 0
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(BLOCKING_THREADS, thread_name_prefix="donutbox-work")
+        return _pool
+
+
+async def run_blocking(fn: Callable[..., T], *args: Any, what: str = "server", **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in the bounded thread pool; the event loop
+    keeps serving other clients meanwhile.  ``Busy`` (one line naming
+    ``what``) when ``BLOCKING_QUEUE`` calls are already running or waiting.
+
+    The thread still shares the interpreter lock, so a long call slows the
+    loop (Python switches threads every 5 ms) but never stops it."""
+    global _waiting
+    if _waiting >= BLOCKING_QUEUE:
+        raise Busy(what)
+    _waiting += 1
+    try:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
+    finally:
+        _waiting -= 1
+
+
+def blocking_waiting() -> int:
+    """Calls in ``run_blocking`` now (running or queued)."""
+    return _waiting
+
+
+# -- the HTTP protocol with a header deadline and a per-address cap -------------------
+
+
+def _base_protocol() -> type[asyncio.Protocol]:
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        return HttpToolsProtocol
+    except ImportError:  # no httptools: the pure-Python parser
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        return H11Protocol
+
+
+class _Guard:
+    """Connections held per address (shared by every protocol instance of
+    one server process)."""
+
+    def __init__(self) -> None:
+        self.per_address: dict[str, int] = {}
+        self.refused = 0
+        self.timed_out = 0
+
+    def take(self, address: str, cap: int) -> bool:
+        n = self.per_address.get(address, 0)
+        if n >= cap:
+            self.refused += 1
+            return False
+        self.per_address[address] = n + 1
+        return True
+
+    def release(self, address: str) -> None:
+        n = self.per_address.get(address, 0) - 1
+        if n <= 0:
+            self.per_address.pop(address, None)
+        else:
+            self.per_address[address] = n
+
+
+GUARD = _Guard()
+_Base: Any = _base_protocol()
+
+
+class GuardedHttpProtocol(_Base):  # type: ignore[misc]
+    """uvicorn's HTTP protocol plus a header deadline and a per-address cap.
+
+    The deadline is armed when the connection opens and again whenever
+    bytes of a new request arrive while none is in progress; it is met when
+    uvicorn starts a new request cycle (its headers are complete).  It is
+    absolute: a client trickling one byte a second is closed after
+    ``header_timeout`` seconds like one that sends nothing."""
+
+    header_timeout = HEADER_TIMEOUT
+    max_per_address = MAX_CONNECTIONS_PER_ADDRESS
+    guard = GUARD
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._address: str | None = None
+        self._exempted = False
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._armed_cycle: Any = None
+
+    def _exempt(self, address: str) -> bool:
+        """A trusted proxy (uvicorn's ``forwarded_allow_ips``, by default
+        127.0.0.1 and ::1, when proxy headers are on): every client behind
+        it shares its address, so it is not capped (the proxy limits its own
+        clients; its own connection count is bounded by ``limit_concurrency``)."""
+        config = self.config
+        if not getattr(config, "proxy_headers", False):
+            return False
+        trusted = getattr(config, "_donutbox_trusted", None)
+        if trusted is None:
+            trusted = _trusted_hosts(getattr(config, "forwarded_allow_ips", ""))
+            config._donutbox_trusted = trusted
+        return address in trusted
+
+    def connection_made(self, transport: Any) -> None:
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
+        if self._exempt(address):
+            super().connection_made(transport)
+            self._address = None
+            self._exempted = True
+            self._arm()
+            return
+        if not self.guard.take(address, self.max_per_address):
+            # Over the cap: close before uvicorn sets anything up for it.
+            self.transport = transport
+            transport.close()
+            return
+        self._address = address
+        super().connection_made(transport)
+        self._arm()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # A request from the network (not an in-process test client): the
+        # middleware applies the per-address request rate to it.
+        self.scope["donutbox.guarded"] = True  # type: ignore[typeddict-unknown-key]
+
+    def _arm(self) -> None:
+        if self._header_timer is None:
+            self._armed_cycle = self.cycle
+            self._header_timer = self.loop.call_later(self.header_timeout, self._header_deadline)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_deadline(self) -> None:
+        self._header_timer = None
+        if self.cycle is self._armed_cycle and not self.transport.is_closing():
+            # No new request began since the deadline was armed.
+            self.guard.timed_out += 1
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._address is None and not self._exempted:  # refused in connection_made
+            return
+        idle = self.cycle is None or self.cycle.response_complete
+        if idle:
+            self._arm()
+        super().data_received(data)
+        if self._header_timer is not None and self.cycle is not self._armed_cycle:
+            self._disarm()  # the headers arrived: the request is under way
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._address is None and not self._exempted:
+            return
+        self._release()
+        super().connection_lost(exc)
+
+    def _release(self) -> None:
+        if self._address is not None:
+            self.guard.release(self._address)
+            self._address = None
+
+    def handle_websocket_upgrade(self, *args: Any, **kwargs: Any) -> None:
+        self._disarm()
+        address = self._address
+        self._address = None  # the WebSocket protocol takes the connection over
+        super().handle_websocket_upgrade(*args, **kwargs)
+        ws = self.transport.get_protocol()
+        if address is None or ws is self:
+            return
+        guard = self.guard
+        lost = ws.connection_lost
+        released = False
+
+        def connection_lost(exc: Exception | None) -> None:
+            nonlocal released
+            if not released:
+                released = True
+                guard.release(address)
+            lost(exc)
+
+        ws.connection_lost = connection_lost
+
+
+class _Hosts:
+    def __init__(self, hosts: set[str], everyone: bool) -> None:
+        self.hosts = hosts
+        self.everyone = everyone
+
+    def __contains__(self, host: object) -> bool:
+        return self.everyone or host in self.hosts
+
+
+def _trusted_hosts(value: list[str] | str) -> Any:
+    try:  # uvicorn's own parser (networks, "*"), so both agree
+        from uvicorn.middleware.proxy_headers import _TrustedHosts
+
+        return _TrustedHosts(value)
+    except Exception:
+        items = value if isinstance(value, list) else value.split(",")
+        hosts = {h.strip() for h in items if h.strip()}
+        return _Hosts(hosts, "*" in hosts)
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.run`` (``donutbox serve``)."""
+    return {
+        "http": GuardedHttpProtocol,
+        "timeout_keep_alive": KEEP_ALIVE,
+        "limit_concurrency": MAX_CONNECTIONS,
+        "h11_max_incomplete_event_size": 16 * 1024,
+        "backlog": 2048,
+    }
