@@ -259,6 +259,7 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
     who = signed_in_or_none(request)
     own = who is not None and who.user.id == user.id
     history = c.ratings.history(user.id)
+    labels = dict(c.ratings.rule_sets())
     if not own:
         for h in history:
             h.pop("token")
@@ -267,7 +268,10 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
         "name": user.name,
         "me": own,
         "online": c.lobby.is_online(user.id),
-        "ratings": {k: r.to_dict() for k, r in c.ratings.all_of(user.id).items()},
+        "ratings": {
+            k: {**r.to_dict(), "label": labels.get(k, k)}
+            for k, r in c.ratings.all_of(user.id).items()
+        },
         "history": history,
     }
 

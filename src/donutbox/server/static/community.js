@@ -49,9 +49,9 @@ function section(title, ...children) {
 }
 
 function tabs() {
-  const bar = h("div", { className: "community-tabs", role: "tablist" });
+  const bar = h("div", { className: "community-tabs" });
   for (const [id, label] of [["lobby", "Lobby"], ["leaderboard", "Leaderboard"], ["profile", "My games"]]) {
-    const b = button(label, () => { tab = id; render(); }, { role: "tab", "aria-selected": String(tab === id), "data-tab": id });
+    const b = button(label, () => { tab = id; render(); }, { "aria-pressed": String(tab === id), "data-tab": id });
     bar.append(b);
   }
   return bar;
@@ -236,7 +236,7 @@ async function profileView(into) {
     const p = await call(`/api/players/${encodeURIComponent(name)}`);
     into.replaceChildren();
     const ratings = h("ul", { id: "ratings" });
-    for (const [key, r] of Object.entries(p.ratings)) ratings.append(h("li", {}, `${key}: ${r.rating.toFixed(2)} (${r.games} game${r.games === 1 ? "" : "s"}; mu ${r.mu.toFixed(2)}, sigma ${r.sigma.toFixed(2)})`));
+    for (const [key, r] of Object.entries(p.ratings)) ratings.append(h("li", {}, `${r.label || key}: ${r.rating.toFixed(2)} (${r.games} game${r.games === 1 ? "" : "s"}; mu ${r.mu.toFixed(2)}, sigma ${r.sigma.toFixed(2)})`));
     if (!ratings.children.length) ratings.append(h("li", {}, "No rated game yet."));
     into.append(section(`${p.name}${p.online ? " (online)" : ""}: ratings`, ratings));
     const table = h("table", { id: "history" });
