@@ -33,6 +33,13 @@ def upgrade() -> None:
             sa.Column("finished", sa.Boolean, nullable=False),
             sa.Column("record", sa.Text, nullable=False),
         )
+    if "quarantine" not in have:  # storage.QuarantineRow (games set aside)
+        op.create_table(
+            "quarantine",
+            sa.Column("id", sa.String(32), primary_key=True),
+            sa.Column("at", TZ, nullable=False),
+            sa.Column("reason", sa.String(300), nullable=False),
+        )
     op.create_table(
         "users",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
