@@ -2,7 +2,7 @@
 
 1. **The environment is the engine.**  A ``donutbox.ai`` agent (heuristic)
    plays a random agent, once through the PettingZoo environment (each agent
-   reads its own view, its move is turned into an action with the codec and
+   reads its own view, its move is turned into an action with ``encode`` and
    must be in the mask) and once directly on the engine, with the same seeds.
    Every game must end with the same scores, move for move.
 2. **A policy that sees only tensors.**  In the Gymnasium environment, a
@@ -23,7 +23,7 @@ import numpy as np
 
 from donutbox.ai import make_agent
 from donutbox.core import Game, Rules
-from donutbox.envs import ActionCodec, DonutboxEnv, aec_env
+from donutbox.envs import DonutboxEnv, aec_env
 
 SEATS = ("heuristic", "random")
 
@@ -45,7 +45,6 @@ def env_game(rules: Rules, seed: int) -> list[int]:
     env = aec_env(rules=rules, players=2)
     env.reset(seed=seed)
     raw = env.unwrapped
-    codec: ActionCodec = raw.codec  # type: ignore[attr-defined]
     agents = {f"player_{i}": make_agent(name) for i, name in enumerate(SEATS)}
     rng = random.Random(seed)
     for agent in env.agent_iter():
@@ -54,22 +53,22 @@ def env_game(rules: Rules, seed: int) -> list[int]:
             env.step(None)
             continue
         view = raw.view(agent)  # type: ignore[attr-defined]
-        action = codec.encode(agents[agent].choose(view, rng), view.tray)
+        action = raw.encode(agents[agent].choose(view, rng))  # type: ignore[attr-defined]
         assert obs["action_mask"][action] == 1, "the agent's move is not in the mask"
         env.step(action)
     return raw.game.scores  # type: ignore[attr-defined, no-any-return]
 
 
-def box_first(obs: dict[str, np.ndarray], codec: ActionCodec, rng: np.random.Generator) -> int:
+def box_first(mask: np.ndarray, codec: object, rng: np.random.Generator) -> int:
     """Box it when the mask allows, else any legal action."""
-    legal = np.flatnonzero(obs["action_mask"])
-    boxes = legal[(legal >= codec.box_base) & (legal < codec.swap_base)]
+    legal = np.flatnonzero(mask)
+    boxes = legal[(legal >= codec.box_base) & (legal < codec.swap_base)]  # type: ignore[attr-defined]
     pool = boxes if boxes.size else legal
     return int(rng.choice(pool))
 
 
-def uniform(obs: dict[str, np.ndarray], codec: ActionCodec, rng: np.random.Generator) -> int:
-    return int(rng.choice(np.flatnonzero(obs["action_mask"])))
+def uniform(mask: np.ndarray, codec: object, rng: np.random.Generator) -> int:
+    return int(rng.choice(np.flatnonzero(mask)))
 
 
 def win_rate(policy_name: str, rules: Rules, games: int) -> tuple[float, float]:
@@ -78,11 +77,12 @@ def win_rate(policy_name: str, rules: Rules, games: int) -> tuple[float, float]:
     rng = np.random.default_rng(0)
     total = 0.0
     for seed in range(games):
-        obs, _ = env.reset(seed=seed)
+        _, info = env.reset(seed=seed)
         terminated = False
         reward = 0.0
         while not terminated:
-            obs, reward, terminated, _, _ = env.step(policy(obs, env.codec, rng))
+            mask = info["action_mask"]
+            _, reward, terminated, _, info = env.step(policy(mask, env.codec, rng))
         total += (float(reward) + 1.0) / 2.0  # win 1, shared 0.5, loss 0
     rate = total / games
     return rate, 1.96 * math.sqrt(max(rate * (1 - rate), 1e-9) / games)

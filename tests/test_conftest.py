@@ -6,6 +6,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +34,17 @@ def test_cli_runs_this_source_tree(cli: Any) -> None:
 def test_live_server_is_this_process_and_comes_back_on_its_port(
     serve: Callable[..., Any],
 ) -> None:
-    from conftest import _listens  # the helper the fixture waits with
+    # The helper the fixture waits with, from tests/conftest.py by path:
+    # the name "conftest" may be tests/browser's when both are collected.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_root_conftest", Path(__file__).with_name("conftest.py")
+    )
+    assert spec is not None and spec.loader is not None
+    root = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root)
+    _listens = root._listens
 
     a, b = serve(), serve()
     assert a.port != b.port and a.db != b.db

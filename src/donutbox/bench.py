@@ -13,6 +13,16 @@ one core (the process is single-threaded):
 Times are CPU time of this process (``time.process_time``), so other busy
 processes on the machine disturb the figures less than wall-clock time would.
 
+Which core runs is printed first: ``compiled`` (mypyc extension modules,
+what ``pip install .`` builds where a C compiler exists) or ``pure Python``
+(the source; editable installs, ``DONUTBOX_PURE=1`` builds, no compiler).
+``compare=True`` (``donutbox bench --compare``) also measures MCTS
+iterations per CPU-second (``lab.mcts_speed``, 300 iterations in each of
+its nine positions), then runs the same measures again in a child process
+that imports the core from its ``.py`` files (a wheel keeps them beside the
+extension modules; ``_PREFER_SOURCE`` puts a finder for them first on
+``sys.meta_path`` of the child) and prints the compiled / pure ratio of each figure.
+
 Memo tables (fits per face and requirement, moves per place) fill during the
 first games of a process; a short warm-up of 20 games runs first so that the
 figures describe a process that has been playing, like a server or an AI.
@@ -20,13 +30,18 @@ figures describe a process that has been playing, like a server or an AI.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
+from . import core
 from .core import Game, Rules
 from .core.sampling import sample_move
 
@@ -48,6 +63,36 @@ def machine() -> str:
         f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()} "
         f"({platform.python_implementation()}), {platform.system()}"
     )
+
+
+def core_name() -> str:
+    return "compiled (mypyc)" if core.compiled else "pure Python"
+
+
+#: The ``--compare`` child's first lines, run before anything imports
+#: donutbox: a finder, first on ``sys.meta_path``, that loads each
+#: ``donutbox.core.*`` module from its ``.py`` file even where a compiled
+#: extension module sits beside it.
+_PREFER_SOURCE = """
+import importlib.util, os, sys
+spec = importlib.util.find_spec("donutbox")
+where = os.path.join(list(spec.submodule_search_locations)[0], "core")
+class SourceFinder:
+    def find_spec(self, name, path, target=None):
+        if not name.startswith("donutbox.core."):
+            return None
+        file = os.path.join(where, name.rsplit(".", 1)[1] + ".py")
+        return importlib.util.spec_from_file_location(name, file) if os.path.exists(file) else None
+sys.meta_path.insert(0, SourceFinder())
+"""
+
+
+def mcts_rate() -> float:
+    """Median MCTS iterations per CPU-second (``lab.mcts_speed``: plies 8,
+    16 and 24 of three seeded games, 300 iterations a search)."""
+    from .lab.mcts_speed import measure
+
+    return float(measure(iterations=300, runs=1)["median"])
 
 
 def _random_game(rules: Rules, seed: int) -> int:
@@ -114,7 +159,7 @@ def run_bench(
         if step is not None:
             step(text)
 
-    out(f"machine: {machine()}")
+    out(f"machine: {machine()}; core: {core_name()}")
     results: dict[str, dict[str, float]] = {}
     for n, layout in enumerate(LAYOUTS, 1):
         rules = Rules(layout=layout)
@@ -144,3 +189,62 @@ def run_bench(
             f"({playouts} games)"
         )
     return results
+
+
+def run_compare(
+    positions: int = 400,
+    games: int = 200,
+    playouts: int = 400,
+    seed: int = 1,
+    out: Callable[[str], None] = print,
+    step: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """``run_bench`` and ``mcts_rate`` with this process's core, then the
+    same in a child process on the pure-Python source, and the ratios.  A
+    pure process has nothing to compare with: it says so in one line."""
+    results = run_bench(positions, games, playouts, seed, out, step)
+    if step is not None:
+        step("MCTS iterations per CPU-second (9 searches of 300 iterations)")
+    mine = mcts_rate()
+    out(f"MCTS: {mine:.0f} iterations/CPU-second (median of 9 middle-game searches)")
+    if not core.compiled:
+        out("compare: this is the pure-Python core; install the compiled one (pip install .)")
+        return {"this": results, "mcts": mine}
+    if step is not None:
+        step("the same again on the pure-Python core, in a child process")
+    args = json.dumps([positions, games, playouts, seed])
+    code = f"{_PREFER_SOURCE}\nfrom donutbox.bench import _child\n_child({args!r})"
+    child = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        out(f"compare: the pure-Python run failed: {tail}")
+        return {"this": results, "mcts": mine}
+    pure = json.loads(child.stdout.strip().splitlines()[-1])
+    for layout, figures in results.items():
+        other = pure["bench"][layout]
+        out(
+            f"compiled / pure, {Rules(layout=layout).label()}: random games "
+            f"{figures['games_per_s'] / other['games_per_s']:.2f}x "
+            f"({figures['games_per_s']:.0f} vs {other['games_per_s']:.0f}/s), "
+            f"playouts {figures['playouts_per_s'] / other['playouts_per_s']:.2f}x, "
+            f"legal moves median {other['movegen_median_us'] / figures['movegen_median_us']:.2f}x"
+        )
+    out(
+        f"compiled / pure, MCTS: {mine / pure['mcts']:.2f}x "
+        f"({mine:.0f} vs {pure['mcts']:.0f} iterations/CPU-second)"
+    )
+    return {"this": results, "mcts": mine, "pure": pure}
+
+
+def _child(args: str) -> None:
+    """The ``--compare`` child: pure-Python core, figures as one JSON line."""
+    positions, games, playouts, seed = json.loads(args)
+    if core.compiled:
+        raise SystemExit("the child imported the compiled core")
+    results = run_bench(positions, games, playouts, seed, out=lambda _line: None)
+    print(json.dumps({"bench": results, "mcts": mcts_rate()}))

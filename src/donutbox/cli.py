@@ -233,7 +233,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .bench import run_bench, run_compare
 
     for name in ("positions", "games", "playouts"):
         if not 1 <= getattr(args, name) <= 1_000_000:
@@ -244,7 +244,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     def step(text: str) -> None:  # progress, on standard error: the figures go to stdout
         print(f"bench: {text}", file=sys.stderr, flush=True)
 
-    run_bench(
+    (run_compare if args.compare else run_bench)(
         positions=args.positions,
         games=args.games,
         playouts=args.playouts,
@@ -753,10 +753,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--playouts", type=int, default=400, help="sampling playouts per layout (default 400)"
     )
     p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also MCTS iterations/s, then all again on the pure-Python core in a "
+        "child process, with the compiled / pure ratios",
+    )
     p.set_defaults(func=cmd_bench)
     from .render.commands import add_commands
 
     add_commands(sub, _Parser)
+    from .analyse_cmd import add_analyse  # the ai helper's command (ai/analysis.py)
+
+    add_analyse(sub)
     _help_command(sub, parser)
     return parser
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -33,10 +34,25 @@ def test_every_screen_passes_an_axe_scan(live: str, chromium: Any) -> None:
     found: dict[str, list[str]] = {}
     page = page_for(chromium, live + "/")
     expect(page.locator("#setup")).to_be_visible()
+    expect(page.locator("#new-game select[name=match]")).to_be_attached()
     found["new game"] = _serious(page)
     page.click("#btn-rules")
     expect(page.locator("#rules-card h3").first).to_be_visible()
     found["how to play"] = _serious(page)
+    # The tutorial, and on its deal the Cinnamon Roll's lock to choose.
+    page.get_by_role("button", name="Tutorial", exact=True).click()
+    expect(page.locator("#tutorial")).to_contain_text("Welcome")
+    found["tutorial"] = _serious(page)
+    page.click("#tut-next")
+    page.keyboard.press("1")
+    page.click("#btn-rotate")
+    page.locator("#board .ghost[data-place='BBSC@2,0']").dispatch_event("click")
+    expect(page.locator("#tutorial")).to_contain_text("Runs, boxes", timeout=20_000)
+    page.click("#tut-next")
+    page.keyboard.press("1")
+    page.locator("#board .ghost[data-place='RBCC@2,2']").dispatch_event("click")
+    expect(page.locator("#extra .lock")).to_have_count(2)
+    found["lock choice"] = _serious(page)
     # Playing (hotseat, a chosen deal), then Box it (the record of test_web's box test).
     game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
     token = game["owner_token"]

@@ -215,9 +215,9 @@ def _play_one(page: Any, rng: random.Random) -> str:
             page.click("#btn-rotate")
         # The place's outline may lie under a box's outline or off the shown
         # part of the counter: send the click to it directly.
-        page.locator(f"#board .ghost[aria-label='place {face} at {x},{y}']").dispatch_event("click")
+        page.locator(f"#board .ghost[data-place='{face}@{x},{y}']").dispatch_event("click")
         if len([m for m in places if m.split("=")[0] == move.split("=")[0]]) > 1:
-            page.click(f"#extra button:text-is('{lock}')")
+            page.click(f"#extra button[data-lock='{lock}']")
     else:
         move = legal[0]
         label = "Pass" if move == "pass" else f"Swap {move[5:]}"
@@ -325,9 +325,9 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
             _wait_version(page, version)
         if moves == 6:
             _check_turn(pages, _state(ann)["to_move"])
-            ann.screenshot(path=str(SHOTS / "online-seat.png"))
+            ann.screenshot(animations="disabled", path=str(SHOTS / "online-seat.png"))
             _same_game(ann, watcher)
-            watcher.screenshot(path=str(SHOTS / "online-spectator.png"))
+            watcher.screenshot(animations="disabled", path=str(SHOTS / "online-spectator.png"))
         if moves % 10 == 0:
             _same_game(ann, watcher)
         if moves == 12 and not _state(ann)["finished"]:

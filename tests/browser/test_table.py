@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -40,7 +41,7 @@ def _aim(page: Any, move: str) -> Any:
     for _ in range(((rot - page.evaluate("window.donutbox.rotation")) // 90) % 4):
         page.click("#btn-rotate")
     assert page.evaluate("window.donutbox.rotation") == rot
-    return page.locator(f"#board .ghost[aria-label='place {face} at {x},{y}']")
+    return page.locator(f"#board .ghost[data-place='{face}@{x},{y}']")
 
 
 def _settle(page: Any) -> None:
@@ -432,7 +433,7 @@ def test_this_browsers_games_carry_its_owner_token(live: str, chromium: Any) -> 
     assert page.evaluate("localStorage.getItem('donutbox.owner')") == minted
     game = _state(page)["id"]
     page.click("#btn-games")
-    expect(page.locator("#saved-list button")).to_have_count(1)
+    expect(page.locator("#saved-list button.open")).to_have_count(1)
     assert bearers[0] is None and bearers[1:] and set(bearers[1:]) == {f"Bearer {minted}"}
     assert sockets and all(s.endswith(f"/api/games/{game}/ws?token={minted}") for s in sockets)
     other = page_for(chromium, f"{live}/#game={game}")
@@ -529,7 +530,7 @@ def test_a_game_in_progress_at_desktop_and_phone_size(live: str, chromium: Any) 
             sum(bool(PLACE_RE.match(m)) for m in recent)
         )
         assert page.locator("#open-boxes li").count() == min(len(state["boxes"]), 7)
-        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         page.context.close()
 
 
@@ -723,7 +724,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
                 split[p]["boxed"],
                 split[p]["end"],
             ]
-        page.screenshot(path=str(SHOTS / name), full_page=width < 600)
+        page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         if width > 600:
             half = len(state["history"]) // 2
             page.click("#btn-replay")
@@ -733,7 +734,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
             expect(page.locator("#scores tbody tr >> nth=0 >> td >> nth=1")).to_have_text(
                 f"{position['scores'][0]} pts"
             )
-            page.screenshot(path=str(SHOTS / "replay.png"))
+            page.screenshot(animations="disabled", path=str(SHOTS / "replay.png"))
         page.context.close()
 
 

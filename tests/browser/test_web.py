@@ -117,7 +117,7 @@ def _open(browser: object, url: str, owner: str | None = None, **options: object
 def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object) -> None:
     page = _open(browser, server + "/", viewport={"width": 1280, "height": 900})
     page.select_option("select[name=opponent]", "easy")
-    page.screenshot(path=str(SHOTS / "new-game.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "new-game.png"))
     page.click("#new-game button[type=submit]")
     page.wait_for_selector("text=Your turn")
     # Pick a tray card, rotate it with the R key, place it by clicking.  The
@@ -137,11 +137,11 @@ def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object
     if not found:  # a rare deal where nothing fits: the rules say swap
         assert page.locator("#extra button", has_text="Swap").count() > 0
         pytest.skip("this deal allows no placement at the start (a swap is offered)")
-    label = ghosts.first.get_attribute("aria-label")
+    label = ghosts.first.get_attribute("data-place")
     ghosts.first.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
-    page.wait_for_function("document.querySelectorAll('#log li').length >= 2")
+    page.wait_for_function("() => document.querySelectorAll('#log li').length >= 2")
     first = page.locator("#log li code").first.inner_text()
     assert label is not None and first.split("@")[0] in label
     page.wait_for_selector("text=Your turn")
@@ -177,7 +177,9 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     info = page.locator("#preview").inner_text()
     assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
     page.click("text=Box it: 8 donuts, 8 pts")
-    page.wait_for_function("document.querySelector('#scores tbody tr').innerText.includes('8 pts')")
+    page.wait_for_function(
+        "() => document.querySelector('#scores tbody tr').innerText.includes('8 pts')"
+    )
     row = page.locator("#scores tbody tr >> nth=0").inner_text()
     assert re.search(r"(^|\s)1 box(\s|$)", row), row
     # The log says it in words, with the notation beside.
@@ -186,7 +188,7 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         last.locator(".say").inner_text() == "Ann boxed the run at 0,0: 8 donuts, 8 points to Ann."
     )
     assert last.locator("code").inner_text() == "box@0,0"
-    page.screenshot(path=str(SHOTS / "phone-box-it.png"), full_page=True)
+    page.screenshot(animations="disabled", path=str(SHOTS / "phone-box-it.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
 
@@ -204,7 +206,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     page.wait_for_selector("text=Your turn")
     page.keyboard.press("h")
     page.wait_for_function(
-        "document.querySelector('#preview').textContent.startsWith('Hint:')", timeout=20_000
+        "() => document.querySelector('#preview').textContent.startsWith('Hint:')", timeout=20_000
     )
     text = page.inner_text("#preview")
     hint = re.match(r"Hint: card (\d) \(([A-Z]{4})\) turned (\d+)° at (-?\d+),(-?\d+)", text)
@@ -215,12 +217,12 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     assert page.evaluate("window.donutbox.rotation") == int(turn)
     marked = page.locator("#board .ghost.hint")
     assert marked.count() == 1
-    assert marked.get_attribute("aria-label") == f"place {face} at {x},{y}"
-    page.screenshot(path=str(SHOTS / "hint.png"))
+    assert marked.get_attribute("data-place") == f"{face}@{x},{y}"
+    page.screenshot(animations="disabled", path=str(SHOTS / "hint.png"))
     marked.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose
         page.locator("#extra button").first.click()
-    page.wait_for_function("document.querySelectorAll('#log li').length >= 1")
+    page.wait_for_function("() => document.querySelectorAll('#log li').length >= 1")
     assert page.locator("#log li code").first.inner_text().startswith(f"{face}@{x},{y}/{turn}")
     assert page.locator("#board .ghost.hint").count() == 0  # the hint was for that position
     page.context.close()  # type: ignore[attr-defined]
@@ -250,7 +252,7 @@ def test_hotseat_covers_the_next_players_cards_until_they_take_the_device(
     assert page.locator("#board .ghost").count() == 0  # where cards fit tells of the tray
     assert page.locator("#boxes button, #extra button").count() == 0
     assert page.is_hidden("#btn-hint") and page.is_hidden("#btn-rotate")
-    page.screenshot(path=str(SHOTS / "hotseat-curtain.png"))
+    page.screenshot(animations="disabled", path=str(SHOTS / "hotseat-curtain.png"))
     page.click("text=I am Player 2: show my cards")
     page.wait_for_selector("text=Your turn, Player 2")
     assert page.is_visible("#tray") and page.locator("#tray .card").count() == 4
@@ -327,7 +329,7 @@ def test_how_to_play(server: str, browser: object) -> None:
     assert href is not None
     with urllib.request.urlopen(server + href, timeout=30) as r:
         assert r.read(5) == b"%PDF-"
-    page.screenshot(path=str(SHOTS / "how-to-play.png"), full_page=True)
+    page.screenshot(animations="disabled", path=str(SHOTS / "how-to-play.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
 

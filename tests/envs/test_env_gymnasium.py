@@ -46,13 +46,16 @@ def test_learner_plays_the_engines_game_against_the_agent() -> None:
     learner_moves = []
     while not terminated:
         assert env.game.to_move == 1
-        assert np.array_equal(env.action_masks(), obs["action_mask"].astype(bool))
-        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        assert np.array_equal(env.action_masks(), info["action_mask"].astype(bool))
+        assert obs.shape == env.observation_space.shape  # the mask is not in it
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         learner_moves.append(env.legal()[action])
+        assert env.decode(action) == learner_moves[-1]
+        assert env.encode(learner_moves[-1]) == action
         obs, reward, terminated, truncated, info = env.step(action)
-        assert not truncated
+        assert not truncated and not info["truncated_encoding"]
     game = env.game
-    assert game.finished and not obs["action_mask"].any()
+    assert game.finished and not info["action_mask"].any()
     assert reward == (1.0 if game.winners == [1] else -1.0 if game.winners == [0] else 0.0)
     # The learner's moves are exactly its moves in the game's history.
     assert [m for i, m in enumerate(game.history) if i % 2 == 1] == learner_moves
@@ -104,13 +107,25 @@ def test_mask_uniform_policy_is_the_random_agent() -> None:
     """A policy drawing uniformly from the mask plays like the random agent
     (which draws uniformly from the engine's legal moves): same number of
     choices at every turn."""
-    env = DonutboxEnv(rules=Rules(layout="splitzkies"))
-    obs, _ = env.reset(seed=17)
-    agent = make_agent("random")
-    rng = random.Random(0)
-    terminated = False
-    while not terminated:
-        view = env.view()
-        assert int(obs["action_mask"].sum()) == len(view.legal_moves())
-        move = agent.choose(view, rng)
-        obs, _, terminated, _, _ = env.step(env.codec.encode(move, view.tray))
+    for encoding in ("places", "window"):
+        env = DonutboxEnv(rules=Rules(layout="splitzkies"), encoding=encoding)
+        _, info = env.reset(seed=17)
+        agent = make_agent("random")
+        rng = random.Random(0)
+        terminated = False
+        while not terminated:
+            view = env.view()
+            assert int(info["action_mask"].sum()) == len(view.legal_moves())
+            move = agent.choose(view, rng)
+            _, _, terminated, _, info = env.step(env.encode(move))
+
+
+def test_max_episode_steps_and_human_render(capsys: pytest.CaptureFixture[str]) -> None:
+    from donutbox.envs.length import max_game_length
+
+    env = gymnasium.make(ENV_ID, render_mode="human")
+    # every player's share of the proven game-length bound fits
+    assert env.spec.max_episode_steps >= max(-(-max_game_length(n) // n) for n in (2, 3, 4))
+    env.reset(seed=4)
+    assert env.render() is None
+    assert "Tray of" in capsys.readouterr().out

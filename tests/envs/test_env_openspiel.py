@@ -186,3 +186,138 @@ def test_openspiel_plays_the_engines_game(rules: Rules) -> None:
     assert state.is_terminal() and engine.finished
     assert state.returns() == outcome(engine)
     assert "scores " + " ".join(map(str, engine.scores)) in state.observation_string(0)
+
+
+def _midgame(seed: int, plies: int, rules: Rules = Rules(), players: int = 2) -> pyspiel.State:  # noqa: B008
+    game = _load(rules, players)
+    state = game.new_initial_state()
+    rng = random.Random(seed)
+    while not state.is_terminal() and state.move_number() < plies:
+        _random_step(state, rng)
+    while state.is_chance_node():
+        _random_step(state, rng)
+    return state
+
+
+def test_resample_keeps_what_the_player_knows_and_redraws_the_rest() -> None:
+    for rules, players in ((Rules(), 2), (Rules(layout="splitzkies"), 3)):
+        state = _midgame(3, 40, rules, players)
+        me = state.current_player()
+        others_changed = False
+        for k in range(6):
+            world = state.resample_from_infostate(me, pyspiel.UniformProbabilitySampler(k, 0, 1))
+            assert world.information_state_string(me) == state.information_state_string(me)
+            assert np.array_equal(world.observation_tensor(me), state.observation_tensor(me))
+            assert np.array_equal(
+                world.information_state_tensor(me), state.information_state_tensor(me)
+            )
+            assert world.legal_actions() == state.legal_actions()
+            g, w = state._core.game, world._core.game
+            for q in range(players):
+                assert sorted(w.trays[q] + w.piles[q]) != [] or True
+                assert len(w.trays[q]) == len(g.trays[q]) and len(w.piles[q]) == len(g.piles[q])
+                if q != me and w.trays[q] != g.trays[q]:
+                    others_changed = True
+            # every card is still somewhere: trays + known pile faces + undrawn
+            for q in range(players):
+                held = [f for f in w.trays[q] + w.piles[q] if f != "????"]
+                undrawn = sum(world._core.undrawn[q])
+                before = [f for f in g.trays[q] + g.piles[q] if f != "????"]
+                assert len(held) + undrawn == len(before) + sum(state._core.undrawn[q])
+            assert w.trays[me] == g.trays[me]
+            # the world plays on to the end
+            rng = random.Random(k)
+            while not world.is_terminal():
+                _random_step(world, rng)
+        assert others_changed
+
+
+def test_tensors_are_shaped_and_the_bound_is_the_proven_one() -> None:
+    from donutbox.envs.length import max_game_length
+
+    game = _load()
+    assert game.max_game_length() == max_game_length(2) == 4003
+    state = _midgame(1, 30)
+    from open_spiel.python.observation import make_observation
+
+    obs = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
+    obs.set_from(state, 0)
+    assert list(obs.dict) == ["board", "places", "boxes", "features"]
+    assert obs.dict["board"].shape == (11, 112, 112)
+    assert obs.dict["places"].shape == (128, 19)
+    info = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
+    info.set_from(state, 0)
+    assert list(info.dict)[-1] == "history"
+    assert len(state.information_state_tensor(0)) == game.information_state_tensor_shape()[0]
+    hist = info.dict["history"]
+    played = state._core.game.history
+    assert hist[:8].sum() == len(played)  # 2 seats x (place, box, swap, pass)
+    assert hist[8] == pytest.approx(len(played) / 100)
+    # the faces player 0 drew: its 4 dealt cards and one per own placement
+    # (a draw refills the tray), minus none while the pile lasts
+    own_places = sum(1 for i, m in enumerate(played) if i % 2 == 0 and m.kind == "place")
+    assert hist[9:].sum() == 4 + own_places
+    assert np.array_equal(
+        hist[:8].reshape(2, 4)[:, 0],
+        [own_places, len([m for i, m in enumerate(played) if i % 2 == 1 and m.kind == "place"])],
+    )
+
+
+def test_python_ismcts_bot_plays_a_game() -> None:
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    game = _load()
+    rs = np.random.RandomState(7)
+    bot = ismcts.ISMCTSBot(
+        game, mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs), 2.0, 8, random_state=rs
+    )
+    state = game.new_initial_state()
+    rng = random.Random(0)
+    moves = 0
+    while not state.is_terminal():
+        if state.current_player() == 0:
+            state.apply_action(bot.step(state))
+            moves += 1
+        else:
+            _random_step(state, rng)
+    assert moves > 10 and sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+_CPP_ISMCTS = """
+import numpy as np, pyspiel
+from donutbox.envs import register_openspiel
+game = pyspiel.load_game(register_openspiel())
+bot = pyspiel.ISMCTSBot(7, pyspiel.RandomRolloutEvaluator(1, 7), 2.0, 8, -1,
+                        pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False, False)
+rng = np.random.default_rng(0)
+state = game.new_initial_state()
+while not state.is_terminal():
+    if state.is_chance_node():
+        o, p = zip(*state.chance_outcomes()); state.apply_action(int(rng.choice(o, p=p)))
+    elif state.current_player() == 0:
+        state.apply_action(bot.step(state))
+    else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+print("finished", state.returns())
+"""
+
+
+def test_cpp_ismcts_bot_in_a_subprocess() -> None:
+    """OpenSpiel 2.0.2's C++ ISMCTSBot crashes (SIGSEGV) on this Python game
+    at its first move: a known limit of C++ bots on Python games
+    (docs/research.md); the Python ISMCTSBot above runs.  The subprocess
+    keeps the crash out of the test run; if an upstream fix lands, the
+    assertion below checks the game it plays."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    run = subprocess.run(
+        [sys.executable, "-c", _CPP_ISMCTS], capture_output=True, text=True, env=env, timeout=600
+    )
+    if run.returncode < 0 or run.returncode == 139:
+        pytest.xfail(f"upstream: the C++ ISMCTSBot crashes on Python games (rc {run.returncode})")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "finished" in run.stdout

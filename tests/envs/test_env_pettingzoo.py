@@ -50,14 +50,14 @@ def test_reset_seed_deals_the_engines_game_and_masks_are_its_legal_moves() -> No
             continue
         seat = int(agent.split("_")[1])
         assert raw.game.to_move == seat
-        tray = raw.game.trays[seat]
-        legal = {raw.codec.decode(int(a), tray) for a in np.flatnonzero(obs["action_mask"])}
+        legal = {raw.decode(int(a)) for a in np.flatnonzero(obs["action_mask"])}
         assert legal == set(raw.game.legal_moves())
+        assert env.infos[agent]["truncated_encoding"] is False
         for other in raw.possible_agents:
             if other != agent:
                 assert not env.observe(other)["action_mask"].any()
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
-        twin.play(raw.codec.decode(action, tray))
+        twin.play(raw.decode(action))
         env.step(action)
         steps += 1
     assert twin.finished and raw.game.scores == twin.scores and steps == twin.ply
@@ -106,4 +106,17 @@ def test_render_modes() -> None:
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     assert not np.array_equal(first, env.render())
     with pytest.raises(ValueError, match="render_mode"):
-        aec_env(render_mode="human")
+        aec_env(render_mode="nothing")
+
+
+def test_human_render_prints_the_drawing(capsys: pytest.CaptureFixture[str]) -> None:
+    env = aec_env(render_mode="human")
+    env.reset(seed=8)
+    assert env.render() is None
+    assert capsys.readouterr().out.strip() == game_text(env.unwrapped.game).plain.strip()
+
+
+def test_pettingzoo_render_test() -> None:
+    from pettingzoo.test import render_test
+
+    render_test(lambda render_mode=None: aec_env(render_mode=render_mode))

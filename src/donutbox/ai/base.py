@@ -161,9 +161,18 @@ def agent_names() -> list[str]:
     return sorted(a.name for a in _PLAIN) + sorted(a.name for a in _LEVELS)
 
 
+#: Agents with an optional dependency, made by name but not in the catalogue
+#: (so no page offers them): name -> module of ``donutbox.ai`` with ``make``.
+OPTIONAL: dict[str, str] = {"ppo": "ppo"}
+
+
 def make_agent(name: str, **options: Any) -> Agent:
     """An agent by name (``random``, ``greedy``, ``heuristic``, ``mcts``) or
     difficulty level (``easy``, ``medium``, ``hard``); options override."""
+    if isinstance(name, str) and name in OPTIONAL:
+        from importlib import import_module
+
+        return import_module(f"{__package__}.{OPTIONAL[name]}").make(**options)  # type: ignore[no-any-return]
     info = agent_info(name)
     _load()
     return AGENTS[info.agent](**{**info.options, **options})

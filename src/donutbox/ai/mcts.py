@@ -97,11 +97,36 @@ class MctsAgent:
         moves = view.legal_moves()
         if len(moves) == 1:
             return moves[0]
+        root = self._search(view, moves, rng, None)
+        best = max(root.children.values(), key=lambda c: (c.visits, c.total))
+        assert best.move is not None
+        return best.move
+
+    def search(
+        self, view: PlayerView, rng: random.Random, include: Move | None = None
+    ) -> list[tuple[Move, int, float]]:
+        """The root's candidates after a search from ``view`` (budget as for
+        ``choose``), best first (most visits, then most value, as ``choose``
+        picks): (move, visits, mean value for ``view.player`` in 0..1).
+        ``include``: a legal move made a candidate even if the heuristic's
+        ranking leaves it out (game analysis asks about the move played).
+        A position with one legal move is searched too (its value is asked
+        for)."""
+        root = self._search(view, view.legal_moves(), rng, include)
+        ranked = sorted(root.children.values(), key=lambda c: (c.visits, c.total), reverse=True)
+        return [(c.move, c.visits, c.total / c.visits) for c in ranked if c.move is not None]
+
+    def _search(
+        self, view: PlayerView, moves: list[Move], rng: random.Random, include: Move | None
+    ) -> Node:
         now = self._now
         start = now()
         ranked = rank_moves(view, moves, rng)
+        candidates = ranked[: self.root_width]
+        if include is not None and all(m != include for _, m in candidates):
+            candidates += [(v, m) for v, m in ranked if m == include]
         root = Node(None, None, -1)
-        for value, move in ranked[: self.root_width]:
+        for value, move in candidates:
             child = root.children[move] = Node(move, root, view.player)
             # Prior knowledge: start each candidate from the heuristic's
             # opinion, worth ``prior_visits`` simulations, so that a small
@@ -119,9 +144,7 @@ class MctsAgent:
             self._iterate(root, view, rng)
             done += 1
         self.last_iterations = done
-        best = max(root.children.values(), key=lambda c: (c.visits, c.total))
-        assert best.move is not None
-        return best.move
+        return root
 
     # One iteration: sample a world, select/expand, play out, back up.
     def _iterate(self, root: Node, view: PlayerView, rng: random.Random) -> None:

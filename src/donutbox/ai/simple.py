@@ -8,6 +8,7 @@ from ..core import Move, PlayerView
 from ..core.worlds import sample_world
 from .base import register
 from .evaluate import margin
+from .fasteval import fast_margin
 
 
 @register("random")
@@ -67,10 +68,13 @@ def rank_moves(view: PlayerView, moves: list[Move], rng: random.Random) -> list[
     """Moves with their one-ply evaluation for the viewer, best first."""
     world = sample_world(view, rng)
     me = view.player
+    # The specialised evaluation gives the same numbers for two players
+    # (tests/ai/test_fasteval.py), in about half the time.
+    value = fast_margin if len(view.names) == 2 else margin
     scored = []
     for move in moves:
         g = world.copy()
         g.play(move)
-        scored.append((margin(g, me), move))
+        scored.append((value(g, me), move))
     scored.sort(key=lambda vm: -vm[0])
     return scored

@@ -1,5 +1,6 @@
 """The pure rules core: no I/O, no global state, stdlib only."""
 
+from . import game as _game_module
 from .cards import FLAVOUR_NAMES, FLAVOURS, ROLL, STANDARD_DECK, check_face, rotate
 from .counter import Counter, Donut, Run
 from .errors import DonutboxError, IllegalMove, InputError, NotationError, RecordError
@@ -12,6 +13,11 @@ from .replay import cut, replay
 from .rules import GAME_INFO, RULE_OPTIONS, Choice, GameInfo, RuleOption, Rules
 from .state import Delivery, GameState
 from .view import PlayerView
+
+#: True when the core's modules are mypyc-compiled extension modules (a
+#: ``pip install .`` with a C compiler), False for the pure-Python source.
+#: Same code, same results; see docs/performance.md.
+compiled: bool = not (_game_module.__file__ or "").endswith(".py")
 
 __all__ = [
     "FLAVOURS",
@@ -44,6 +50,7 @@ __all__ = [
     "Rules",
     "Run",
     "check_face",
+    "compiled",
     "cut",
     "divide",
     "dump",

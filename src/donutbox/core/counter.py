@@ -115,26 +115,28 @@ class Counter:
 
     __slots__ = ("_zone", "box_ids", "cells", "layout", "places", "run_of", "runs")
 
-    def __init__(self, layout: LayoutRule) -> None:
+    def __init__(self, layout: LayoutRule, source: Counter | None = None) -> None:
+        """An empty counter, or (``source`` given: used by ``copy``) a copy
+        of ``source``.  (No ``Counter.__new__`` trick: the compiled core's
+        native classes are built only through ``__init__``.)"""
         self.layout = layout
-        self.cells: dict[int, int] = {}
-        self.run_of: dict[int, int] = {}
-        self.runs: dict[int, Run] = {}
-        #: Ids (in ``runs``) of the open boxes: not-delivered runs of 3 or more.
-        self.box_ids: set[int] = set()
-        self.places: dict[int, int] = {}
         self._zone = layout.place_zone
+        if source is None:
+            self.cells: dict[int, int] = {}
+            self.run_of: dict[int, int] = {}
+            self.runs: dict[int, Run] = {}
+            #: Ids (in ``runs``) of the open boxes: not-delivered runs of 3 or more.
+            self.box_ids: set[int] = set()
+            self.places: dict[int, int] = {}
+        else:
+            self.cells = source.cells.copy()
+            self.run_of = source.run_of.copy()
+            self.runs = source.runs.copy()
+            self.box_ids = source.box_ids.copy()
+            self.places = source.places.copy()
 
     def copy(self) -> Counter:
-        new = Counter.__new__(Counter)
-        new.layout = self.layout
-        new.cells = self.cells.copy()
-        new.run_of = self.run_of.copy()
-        new.runs = self.runs.copy()
-        new.box_ids = self.box_ids.copy()
-        new.places = self.places.copy()
-        new._zone = self._zone
-        return new
+        return Counter(self.layout, self)
 
     @property
     def big(self) -> set[int]:

@@ -59,9 +59,18 @@ class Game:
 
     # -- construction -------------------------------------------------------
 
-    def __init__(self, rules: Rules, names: Sequence[str], start: str) -> None:
+    def __init__(
+        self, rules: Rules, names: Sequence[str], start: str, state: GameState | None = None
+    ) -> None:
         """Internal: use the ``new`` / ``deal`` / ``free_game`` / ``from_record``
-        builders.  The start card is down; trays and piles are empty."""
+        builders.  The start card is down; trays and piles are empty.  With
+        ``state`` (used by ``from_state`` and ``copy``) the game adopts that
+        state instead, and the other arguments are not read.  (No
+        ``Game.__new__`` trick: the compiled core's native classes are built
+        only through ``__init__``.)"""
+        if state is not None:
+            self._adopt(state)
+            return
         n = len(names)
         if not GAME_INFO.min_players <= n <= GAME_INFO.max_players:
             raise InputError(f"a game has 2 to 4 players, not {n}")
@@ -128,9 +137,7 @@ class Game:
     def from_state(cls, state: GameState) -> Game:
         """A game with exactly this state; it keeps the state's containers
         (pass fresh ones: ``game.state()`` makes them)."""
-        game = cls.__new__(cls)
-        game._adopt(state)
-        return game
+        return cls(state.rules, state.names, state.start, state)
 
     def state(self) -> GameState:
         """Every field of the game, in fresh containers (changing them does
@@ -162,9 +169,7 @@ class Game:
 
     def copy(self) -> Game:
         """An independent copy."""
-        game = Game.__new__(Game)
-        game._adopt(self.state())
-        return game
+        return Game(self.rules, self.names, self.start, self.state())
 
     @classmethod
     def new(
@@ -579,12 +584,16 @@ def _names(players: int | Sequence[str]) -> list[str]:
         if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
             raise InputError(f"a game has 2 to 4 players, not {players}")
         return [f"Player {i + 1}" for i in range(players)]
-    names = list(players)
-    if not GAME_INFO.min_players <= len(names) <= GAME_INFO.max_players:
-        raise InputError(f"a game has 2 to 4 players, not {len(names)}")
-    for name in names:
+    # list[object]: callers may pass anything, and the compiled core checks
+    # declared types on the way in (a TypeError instead of this InputError).
+    given: list[object] = list(players)
+    if not GAME_INFO.min_players <= len(given) <= GAME_INFO.max_players:
+        raise InputError(f"a game has 2 to 4 players, not {len(given)}")
+    names: list[str] = []
+    for name in given:
         if not isinstance(name, str):
             raise InputError("player names must be strings")
+        names.append(name)
         if len(name) > GAME_INFO.max_name_length:
             raise InputError(f"a player name is longer than {GAME_INFO.max_name_length} characters")
         try:

@@ -18,7 +18,7 @@ The tables are keyed by the matching rule object (``rules.match_rule``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 from .counter import Counter
 from .geometry import OFFSET, STRIDE, xy
@@ -63,7 +63,10 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     tables = _TABLES.get(match)
     if tables is None:
         tables = _TABLES[match] = {}
-    places = counter.places.values()
+    # Any: the compiled core then hands the packed places to the dict look-up
+    # as they are, instead of unboxing each one to a C integer and boxing it
+    # again (a new int object: they are too big to be cached).
+    places: Iterable[Any] = counter.places.values()
     extend = out.extend
     for face in faces:
         table = tables.get(face)

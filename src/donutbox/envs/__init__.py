@@ -4,8 +4,13 @@
 - ``DonutboxEnv`` / ``gymnasium.make("donutbox/Donutbox-v0")``: one learner
   against agents from ``donutbox.ai``;
 - ``register_openspiel()``: registers the OpenSpiel game ``python_donutbox``;
-- ``ActionCodec``: the action encoding all three share (``codec.py``), and
-  ``ObservationLayout``, the observation tensor's layout (``observation.py``).
+- ``PlacesCodec`` / ``Encoder``: the encoding all three share by default
+  (``encoding.py``: actions against the open places, a board centred on the
+  play, bounds checked and flagged in ``info``); ``ActionCodec`` /
+  ``ObservationLayout``: the older fixed-window encoding (``codec.py``,
+  ``observation.py``, ``encoding="window"``);
+- ``max_game_length(players)``: the proven bound on a game's actions
+  (``length.py``).
 
 See docs/research.md.  Importing this package registers the Gymnasium
 environment when Gymnasium is installed; the PettingZoo and OpenSpiel parts
@@ -18,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from .codec import DEFAULT_WINDOW, ActionCodec, OutsideWindow, default_window
 from .common import outcome
+from .encoding import CentredLayout, Encoder, PlacesCodec, default_board, default_boxes
+from .length import max_game_length
 from .observation import ObservationEncoder, ObservationLayout
 
 if TYPE_CHECKING:
@@ -58,13 +65,19 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_WINDOW",
     "ActionCodec",
+    "CentredLayout",
     "DonutboxAEC",
     "DonutboxEnv",
+    "Encoder",
     "ObservationEncoder",
     "ObservationLayout",
     "OutsideWindow",
+    "PlacesCodec",
     "aec_env",
+    "default_board",
+    "default_boxes",
     "default_window",
+    "max_game_length",
     "outcome",
     "register_openspiel",
 ]

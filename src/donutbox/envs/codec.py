@@ -297,9 +297,10 @@ class ActionCodec:
             out[self.outside_action] = first_outside
         return out
 
-    def mask(self, legal: Iterable[int]) -> np.ndarray:
+    def mask(self, legal: Iterable[int], out: np.ndarray | None = None) -> np.ndarray:
         """An int8 mask of length ``size`` with ones at the given indices."""
-        m = np.zeros(self.size, dtype=np.int8)
+        m = np.zeros(self.size, dtype=np.int8) if out is None else out
+        m.fill(0)
         idx = np.fromiter(legal, dtype=np.int64)
         if idx.size:
             m[idx] = 1

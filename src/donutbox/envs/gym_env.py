@@ -4,14 +4,19 @@
 >>> env = gymnasium.make("donutbox/Donutbox-v0", opponent="heuristic")
 >>> obs, info = env.reset(seed=7)
 >>> obs, reward, terminated, truncated, info = env.step(
-...     env.action_space.sample(obs["action_mask"]))
+...     env.action_space.sample(info["action_mask"]))
 
 The learner sits at ``seat`` (default 0; ``None`` draws a seat at each
 reset); every other seat is played by ``donutbox.ai.make_agent(opponent,
-**opponent_options)``, which sees only its own player's view.  Observations
-and actions are those of the AEC environment (``observation.py``,
-``codec.py``); ``action_masks()`` gives the mask as booleans (the method
-sb3-contrib's ``MaskablePPO`` looks for).
+**opponent_options)``, which sees only its own player's view.  The
+observation is the AEC environment's ``observation`` array alone (a flat
+``Box``: ``encoding.py``); the mask is **not** in it, so a network never
+eats it by accident: it is ``info["action_mask"]`` (int8) and
+``action_masks()`` (booleans, the method sb3-contrib's ``MaskablePPO``
+looks for).  ``info["overflow"]`` / ``info["truncated_encoding"]`` say if
+the encoding could not show or name something (never, in measured games).
+``gymnasium.make`` sets ``max_episode_steps`` to the learner's share of the
+proven game-length bound (``openspiel_game.max_game_length``).
 
 An action outside the mask ends the episode with reward -1 and
 ``info["illegal"] = True`` (``illegal="lose"``, the default, so that
@@ -35,20 +40,24 @@ from ..core.moves import Move
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from . import render as draw
-from .codec import ActionCodec, default_window
 from .common import check_players, check_reward, game_seed, make_rules, outcome
-from .observation import ObservationEncoder
+from .encoding import Encoder
+from .length import max_game_length
 
 ENV_ID: Final = "donutbox/Donutbox-v0"
 ILLEGAL_REWARD: Final = -1.0
+#: The most moves one player can make in a dealt game (the proven length
+#: bound of ``length.py`` over the players, each player's share rounded up):
+#: ``make`` gives it as ``max_episode_steps``, so it never cuts a real game.
+MAX_EPISODE_STEPS: Final = max(-(-max_game_length(n) // n) for n in (2, 3, 4))
 
-Observation = dict[str, np.ndarray]
+Observation = np.ndarray
 
 
 class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
     """One learner against agents from ``donutbox.ai`` (see module doc)."""
 
-    metadata = {"render_modes": list(draw.RENDER_MODES), "render_fps": 2}  # noqa: RUF012
+    metadata = {"render_modes": [*draw.RENDER_MODES, "human"], "render_fps": 2}  # noqa: RUF012
 
     def __init__(
         self,
@@ -61,6 +70,8 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         reward: str = "win",
         illegal: str = "lose",
         render_mode: str | None = None,
+        encoding: str = "places",
+        max_places: int | None = None,
     ) -> None:
         self.rules = make_rules(rules)
         self.players = check_players(players)
@@ -73,29 +84,22 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
             raise ValueError(f"seat must be 0 to {players - 1} or None, not {seat}")
         self.seat_option = seat
         self.seat = 0 if seat is None else seat
-        self.window = default_window(players) if window is None else window
         self.reward_mode = check_reward(reward)
         if illegal not in ("lose", "raise"):
             raise ValueError(f"illegal must be 'lose' or 'raise', not {illegal!r}")
         self.illegal = illegal
-        if render_mode is not None and render_mode not in draw.RENDER_MODES:
-            raise ValueError(f"render_mode must be ansi or rgb_array, not {render_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be ansi, rgb_array or human, not {render_mode!r}")
         self.render_mode = render_mode
-        self.codec = ActionCodec(self.rules, self.window)
-        self.encoder = ObservationEncoder(self.players, self.window)
-        self.layout = self.encoder.layout
-        low, high = self.layout.bounds()
-        self.observation_space: spaces.Space[Any] = spaces.Dict(
-            {
-                "observation": spaces.Box(low, high, dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (self.codec.size,), dtype=np.int8),
-            }
-        )
+        self.encoding = Encoder(self.rules, self.players, encoding, window, max_places)
+        self.codec = self.encoding.codec
+        self.window = self.encoding.board
+        low, high = self.encoding.bounds()
+        self.observation_space: spaces.Space[Any] = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.codec.size)
         self.game: Game | None = None
         self._rng = random.Random(0)
         self._over = True
-        self._legal_at: tuple[int, dict[int, Move]] | None = None
 
     # -- reading -----------------------------------------------------------------
 
@@ -104,37 +108,44 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
             raise RuntimeError("call reset() first")
         return self.game
 
+    def encode(self, move: Move | str) -> int:
+        """The action index of a move of the player to move, in this turn."""
+        return self.encoding.encode(self._game(), move)
+
+    def decode(self, action: int) -> Move:
+        """The move an action index stands for in this turn."""
+        return self.encoding.decode(self._game(), int(action))
+
     def view(self) -> PlayerView:
         """The learner's view of the game."""
         return self._game().view(self.seat)
 
-    def legal(self) -> dict[int, Move]:
+    def legal(self) -> Mapping[int, Move]:
         """The learner's legal actions as ``action -> Move`` (empty when it is
         not the learner's turn)."""
         game = self._game()
-        if self._legal_at is None or self._legal_at[0] != game.ply:
-            legal = (
-                self.codec.legal(game.legal_moves(), game.trays[self.seat])
-                if game.to_move == self.seat
-                else {}
-            )
-            self._legal_at = (game.ply, legal)
-        return self._legal_at[1]
+        if game.finished or game.to_move != self.seat:
+            return {}
+        return self.encoding.legal(game)
 
     def action_masks(self) -> np.ndarray:
         """The legal actions as a boolean array."""
-        return self.codec.mask(self.legal()).astype(bool)
+        return self.encoding.mask(self._game(), self.seat).astype(bool)
 
     def _observation(self) -> Observation:
-        game = self._game()
-        return {
-            "observation": self.encoder.encode(game.view(self.seat)),
-            "action_mask": self.codec.mask(self.legal()),
-        }
+        return self.encoding.observe(self._game(), self.seat)
 
     def _info(self) -> dict[str, Any]:
         game = self._game()
-        return {"seat": self.seat, "scores": game.scores, "ply": game.ply}
+        over = self.encoding.overflow(game, self.seat)
+        return {
+            "seat": self.seat,
+            "scores": game.scores,
+            "ply": game.ply,
+            "action_mask": self.encoding.mask(game, self.seat),
+            "overflow": over,
+            "truncated_encoding": any(over.values()),
+        }
 
     # -- acting ------------------------------------------------------------------
 
@@ -195,6 +206,9 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode= to make()")
             return None
+        if self.render_mode == "human":
+            print(draw.ansi(self._game()), flush=True)
+            return None
         return draw.draw(self._game(), self.render_mode, self.window)
 
 
@@ -202,4 +216,8 @@ def register() -> None:
     """Register ``donutbox/Donutbox-v0`` with Gymnasium (done on import of
     ``donutbox.envs``); keyword arguments of ``make`` go to ``DonutboxEnv``."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="donutbox.envs.gym_env:DonutboxEnv")
+        gymnasium.register(
+            id=ENV_ID,
+            entry_point="donutbox.envs.gym_env:DonutboxEnv",
+            max_episode_steps=MAX_EPISODE_STEPS,
+        )

@@ -45,6 +45,7 @@ only ever receives a view.
 
 from __future__ import annotations
 
+from collections import Counter as Multiset
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -53,6 +54,7 @@ import numpy as np
 
 from ..core.cards import FLAVOURS, LETTERS
 from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, OWNER_SHIFT, ROLL_BIT
+from ..core.game import Game
 from ..core.geometry import OFFSET, STRIDE
 from ..core.rules import GAME_INFO
 from ..core.view import PlayerView
@@ -186,7 +188,14 @@ class ObservationEncoder:
             inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
             board[7 + n, rows[inside], cols[inside]] = 1.0
 
-        feats = layout.features(obs)
+        self.features_into(layout.features(obs), view, private)
+        return obs
+
+    def features_into(self, feats: np.ndarray, view: PlayerView, private: bool = True) -> None:
+        """Write the features (module doc) of ``view`` into ``feats`` (zeros)."""
+        layout = self.layout
+        n = layout.players
+        me = view.player
         s = layout.feature_slices
         if private:
             self._tray(feats[s["tray"]], view.tray)
@@ -200,17 +209,41 @@ class ObservationEncoder:
         unseen = feats[s["unseen"]].reshape(n, len(LETTERS))
         if view.unseen:
             for k, p in enumerate(seats):
-                for face in view.unseen[p]:
-                    for ch in face:
-                        i = _LETTER.get(ch)
-                        if i is not None:
-                            unseen[k, i] += 1.0
+                unseen[k] = _letters(view.unseen[p])
         lap = view.final_lap_turns
         feats[s["final_lap"]] = 0.0 if lap is None else 1.0
         feats[s["final_lap_turns"]] = 0.0 if lap is None else float(lap)
         feats[s["swap_streak"]] = view.swap_streak
         feats[s["cards_left"]] = view.cards_left
-        return obs
+
+    def features_from_game(self, feats: np.ndarray, game: Game, me: int) -> None:
+        """``features_into(feats, game.view(me))`` without building the view:
+        only the seat's own tray, public counts and the multisets of the
+        cards ``me`` has not seen (never their order or whose tray) are read."""
+        layout = self.layout
+        n = layout.players
+        s = layout.feature_slices
+        self._tray(feats[s["tray"]], game.trays[me])
+        seats = [(me + k) % n for k in range(n)]
+        to_move = game.to_move
+        if to_move is not None and not game.finished:
+            feats[s["to_move"].start + (to_move - me) % n] = 1.0
+        scores = game.scores
+        delivered = game.boxes_delivered
+        trays, piles = game.trays, game.piles
+        feats[s["scores"]] = [scores[p] for p in seats]
+        feats[s["delivered"]] = [delivered[p] for p in seats]
+        feats[s["tray_sizes"]] = [len(trays[p]) for p in seats]
+        feats[s["pile_sizes"]] = [len(piles[p]) for p in seats]
+        if not game.free:
+            unseen = feats[s["unseen"]].reshape(n, len(LETTERS))
+            for k, p in enumerate(seats):
+                unseen[k] = _letters(piles[p]) if p == me else _letters(piles[p], trays[p])
+        lap = game.final_lap_turns
+        feats[s["final_lap"]] = 0.0 if lap is None else 1.0
+        feats[s["final_lap_turns"]] = 0.0 if lap is None else float(lap)
+        feats[s["swap_streak"]] = game.swap_streak
+        feats[s["cards_left"]] = game.cards_left
 
     def encode_tray_only(self, tray: Sequence[str]) -> np.ndarray:
         """An observation with nothing but a tray (before the start card is
@@ -222,12 +255,39 @@ class ObservationEncoder:
 
     @staticmethod
     def _tray(out: np.ndarray, tray: Sequence[str]) -> None:
-        grid = out.reshape(TRAY_SLOTS, 4, len(LETTERS))
+        grid = out.reshape(TRAY_SLOTS, 4 * len(LETTERS))
         for slot, face in enumerate(tray[:TRAY_SLOTS]):
-            for q, ch in enumerate(face):
-                i = _LETTER.get(ch)
-                if i is not None:  # an unknown card ("????") stays all zero
-                    grid[slot, q, i] = 1.0
+            row = _FACE_GRID.get(face)
+            if row is None:
+                row = np.zeros(4 * len(LETTERS), dtype=np.float32)
+                for q, ch in enumerate(face):
+                    i = _LETTER.get(ch)
+                    if i is not None:  # an unknown card ("????") stays all zero
+                        row[q * len(LETTERS) + i] = 1.0
+                _FACE_GRID[face] = row
+            grid[slot] = row
+
+
+_FACE_GRID: dict[str, np.ndarray] = {}
+_FACE_LETTERS: dict[str, tuple[int, ...]] = {}
+
+
+def _letters(*groups: Sequence[str]) -> list[int]:
+    """C, S, H, B, R counts over the faces of ``groups`` (unknown faces count nothing)."""
+    counts: Multiset[str] = Multiset()
+    for faces in groups:
+        counts.update(faces)
+    c = s = h = b = r = 0
+    for face, k in counts.items():
+        v = _FACE_LETTERS.get(face)
+        if v is None:
+            v = _FACE_LETTERS[face] = tuple(face.count(ch) for ch in LETTERS)
+        c += k * v[0]
+        s += k * v[1]
+        h += k * v[2]
+        b += k * v[3]
+        r += k * v[4]
+    return [c, s, h, b, r]
 
 
 __all__ = ["FLAVOURS", "ObservationEncoder", "ObservationLayout"]

@@ -8,7 +8,9 @@
 Parameters (all optional): ``players`` (2-4), one per rule option of
 ``donutbox.core.RULE_OPTIONS`` (``match``: ``one-good-match`` or
 ``perfect-match``; ``layout``: ``squared-away`` or ``splitzkies``;
-``closers``: bool), and ``window`` (cells, a multiple of 4; 0 for the default).
+``closers``: bool), ``encoding`` (``places``, the default, or ``window``: see
+``encoding.py``) and ``window`` (the board width in cells; 0 for the
+default).
 
 **Chance.** Shuffling is modelled by drawing cards one at a time, uniformly
 from what is left of the player's deck, at the moment a card is first seen:
@@ -24,17 +26,35 @@ yet drawn, so it comes back without a chance node once they are gone.
 has seen, in order (perfect recall): their own draws by face, other players'
 draws as ``?``, the start card, and every move in notation except other
 players' swapped faces.  ``observation_string`` / ``observation_tensor`` are
-the current view only (the tensor of ``observation.py``).  Neither reads
-another tray or any pile.
+the current view only: the tensor of ``encoding.py``, shaped as ``board``
+(planes x W x W), ``places``, ``boxes`` and ``features``.
+``information_state_tensor`` is that observation plus a ``history`` block
+(per seat: placements, box-its, swaps and passes made; the ply; the faces
+the player has drawn so far): it summarises the information state (two
+histories with the same counter, tray, counts and draws give the same
+tensor), while the string is the exact perfect-recall state.  None of them
+reads another tray or any pile.
 
-**Actions** are those of ``codec.py``; ``returns()`` is the zero-sum outcome
-of ``common.outcome`` (+1 / -1 for two players, 0 each on a full tie).
+``resample_from_infostate(player, sampler)`` deals a world the player
+cannot tell from this one: everything the player has seen is kept, and the
+cards hidden from them (other players' trays, cards they swapped back, the
+deal's hidden faces) are redrawn uniformly from what those players' decks
+still hold; undrawn cards stay chance outcomes.  (In the resampled state the
+other players' own records of their draws read ``?``: the resample is for
+the player's search, as OpenSpiel's IS-MCTS uses it.)
+
+**Actions** are those of the encoding (``encoding.py``);
+``max_game_length`` is the proven bound of ``length.py`` (4,003 actions for
+two players); ``returns()`` is the zero-sum outcome of ``common.outcome``
+(+1 / -1 for two players, 0 each on a full tie).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections import Counter as Multiset
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import numpy as np
@@ -46,9 +66,10 @@ from ..core.moves import SWAP, Move
 from ..core.rules import GAME_INFO, RULE_OPTIONS, Rules
 from ..core.view import PlayerView
 from ..render.text import counter_text
-from .codec import ActionCodec, default_window
+from .codec import ActionCodec
 from .common import outcome
-from .observation import ObservationEncoder
+from .encoding import PLACE_FEATURES, Encoder, PlacesCodec, box_features, tray_only
+from .length import max_game_length
 
 SHORT_NAME: Final = "python_donutbox"
 #: Chance outcomes: the distinct faces of the standard deck, sorted.
@@ -64,6 +85,7 @@ DECK: Final = GAME_INFO.deck_size
 DEFAULT_PARAMS: Final[dict[str, Any]] = {
     "players": 2,
     **{option.name: option.default for option in RULE_OPTIONS},
+    "encoding": "places",
     "window": 0,
 }
 
@@ -78,7 +100,7 @@ GAME_TYPE: Final = pyspiel.GameType(
     max_num_players=GAME_INFO.max_players,
     min_num_players=GAME_INFO.min_players,
     provides_information_state_string=True,
-    provides_information_state_tensor=False,
+    provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
     parameter_specification=DEFAULT_PARAMS,
@@ -90,20 +112,42 @@ class _Config:
     rules: Rules
     players: int
     window: int
-    codec: ActionCodec
-    encoder: ObservationEncoder
+    encoding: Encoder
+
+    @property
+    def codec(self) -> PlacesCodec | ActionCodec:
+        return self.encoding.codec
+
+    @property
+    def history_size(self) -> int:
+        """The ``history`` block of the information-state tensor."""
+        return 4 * self.players + 1 + len(FACES)
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """The observation tensor's named parts, in order."""
+        enc = self.encoding
+        n = self.players
+        if enc.name == "places":
+            lay = enc.centred.layout
+            return {
+                "board": lay.board_shape,
+                "places": (lay.places, PLACE_FEATURES),
+                "boxes": (lay.boxes, box_features(n)),
+                "features": (lay.feature_layout.feature_size,),
+            }
+        wl = enc.window_encoder.layout
+        return {"board": wl.board_shape, "features": (wl.feature_size,)}
 
 
-_CONFIGS: dict[tuple[Rules, int, int], _Config] = {}
+_CONFIGS: dict[tuple[Rules, int, str, int], _Config] = {}
 
 
-def _config(rules: Rules, players: int, window: int) -> _Config:
-    key = (rules, players, window)
+def _config(rules: Rules, players: int, encoding: str, window: int) -> _Config:
+    key = (rules, players, encoding, window)
     found = _CONFIGS.get(key)
     if found is None:
-        found = _CONFIGS[key] = _Config(
-            rules, players, window, ActionCodec(rules, window), ObservationEncoder(players, window)
-        )
+        enc = Encoder(rules, players, encoding, window or None)
+        found = _CONFIGS[key] = _Config(rules, players, enc.board, enc)
     return found
 
 
@@ -116,8 +160,10 @@ class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
         if not GAME_INFO.min_players <= players <= GAME_INFO.max_players:
             raise ValueError(f"a game has 2 to 4 players, not {players}")
         rules = Rules.from_dict({o.name: p[o.name] for o in RULE_OPTIONS}, where="params")
-        window = int(p["window"]) or default_window(players)
-        cfg = _config(rules, players, window)
+        encoding = str(p["encoding"])
+        if encoding not in ("places", "window"):
+            raise ValueError(f"params.encoding must be places or window, not {encoding!r}")
+        cfg = _config(rules, players, encoding, int(p["window"]))
         info = pyspiel.GameInfo(
             num_distinct_actions=cfg.codec.size,
             max_chance_outcomes=len(FACES),
@@ -125,7 +171,7 @@ class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
             min_utility=-1.0,
             max_utility=1.0,
             utility_sum=0.0,
-            max_game_length=GAME_INFO.max_game_length(players),
+            max_game_length=max_game_length(players),
         )
         super().__init__(GAME_TYPE, info, p)
         self.config = cfg
@@ -154,7 +200,7 @@ class _Core:
         self.pending = -1  # the player whose tray ends in a card still to draw
         #: What happened, as (player, text for that player, text for the others).
         self.events: list[tuple[int, str, str]] = []
-        self.legal_at: tuple[int, dict[int, Move]] | None = None
+        self.legal_at: tuple[int, Mapping[int, Move]] | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Core:
         new = _Core.__new__(_Core)
@@ -178,7 +224,7 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
     def __init__(self, game: DonutboxGame) -> None:
         super().__init__(game)
         cfg = game.config
-        self._key = (cfg.rules, cfg.players, cfg.window)
+        self._key = (cfg.rules, cfg.players, cfg.encoding.name, cfg.window)
         self._core = _Core(cfg.players)
 
     @property
@@ -215,7 +261,7 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
 
     # -- player actions ----------------------------------------------------------
 
-    def legal(self) -> dict[int, Move]:
+    def legal(self) -> Mapping[int, Move]:
         """The player to move's legal actions as ``action -> Move``."""
         core = self._core
         game = core.game
@@ -224,16 +270,22 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
         if core.legal_at is None or core.legal_at[0] != game.ply:
             to_move = game.to_move
             assert to_move is not None
-            core.legal_at = (
-                game.ply,
-                self.config.codec.legal(game.legal_moves(), game.trays[to_move]),
-            )
+            codec = self.config.codec
+            if isinstance(codec, PlacesCodec):
+                legal: Mapping[int, Move] = codec.legal_actions(
+                    game, codec.turn(game.counter, game.trays[to_move])
+                )[0]
+            else:
+                legal = codec.legal(game.legal_moves(), game.trays[to_move])
+            core.legal_at = (game.ply, legal)
         return core.legal_at[1]
 
     def _legal_actions(self, player: int) -> list[int]:
         if player != self.current_player():
             return []
-        return sorted(self.legal())
+        legal = self.legal()
+        actions = getattr(legal, "actions", None)
+        return list(actions()) if actions is not None else sorted(legal)
 
     def _apply_action(self, action: int) -> None:
         core = self._core
@@ -301,7 +353,8 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
         if player == self.current_player():
             move = self.legal().get(action)
             if move is not None:
-                return str(move) if action != codec.outside_action else f"outside {move}"
+                last = codec.size - 1  # the overflow / outside action
+                return str(move) if action != last else f"overflow {move}"
         return codec.describe(action)
 
     # -- results -----------------------------------------------------------------
@@ -362,14 +415,101 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
         return "\n".join(lines)
 
     def observation_array(self, player: int, private: bool = True) -> np.ndarray:
-        """The observation tensor of ``player`` (``observation.py``)."""
-        encoder = self.config.encoder
+        """The observation tensor of ``player`` (``encoding.py``), flat."""
+        enc = self.config.encoding
         view = self.view(player)
         if view is None:
             core = self._core
             mine = core.setup[TRAY * player : TRAY * (player + 1)] if private else []
-            return encoder.encode_tray_only(mine)
-        return encoder.encode(view, private)
+            return tray_only(enc, mine)
+        if enc.name == "places":
+            return enc.centred.encode(view, private=private)[0]
+        return enc.window_encoder.encode(view, private)
+
+    def history_array(self, player: int, private: bool = True) -> np.ndarray:
+        """The ``history`` block of the information-state tensor (module doc)."""
+        cfg = self.config
+        n = cfg.players
+        out = np.zeros(cfg.history_size, dtype=np.float32)
+        counts = out[: 4 * n].reshape(n, 4)
+        plies = 0
+        drawn = out[4 * n + 1 :]
+        for who, own, public in self._core.events:
+            if who < 0:
+                continue
+            if ":" in public:
+                plies += 1
+                text = public.split(":", 1)[1]
+                if text.startswith("box@"):
+                    kind = 1
+                elif text.startswith("swap"):
+                    kind = 2
+                elif text == "pass":
+                    kind = 3
+                else:
+                    kind = 0
+                counts[(who - player) % n, kind] += 1
+            elif private and who == player and "+" in own:
+                drawn[FACE_INDEX[own.split("+", 1)[1]]] += 1
+        out[4 * n] = plies / 100
+        return out
+
+    def resample_from_infostate(
+        self, player_id: int, probability_sampler: Callable[[], float] | Any = None
+    ) -> DonutboxState:
+        """A state ``player_id`` cannot tell from this one (module doc)."""
+        seed = None
+        if callable(probability_sampler):
+            seed = int(float(probability_sampler()) * 2**52)
+        return self._resample(int(player_id), random.Random(seed))
+
+    def _resample(self, player: int, rng: random.Random) -> DonutboxState:
+        new: DonutboxState = self.clone()
+        core = new._core
+        cfg = self.config
+        n = cfg.players
+        game = core.game
+        for q in range(n):
+            if q == player:
+                continue
+            # q's cards hidden from the player: where they sit, and the pool
+            pool: list[str] = []
+            for i, c in enumerate(core.undrawn[q]):
+                pool.extend([FACES[i]] * c)
+            spots: list[tuple[str, int]] = []
+            if game is None:
+                lo = TRAY * q
+                for i in range(lo, min(lo + TRAY, len(core.setup))):
+                    spots.append(("setup", i))
+                    pool.append(core.setup[i])
+            else:
+                for i, f in enumerate(game.trays[q]):
+                    if f != HIDDEN:
+                        spots.append(("tray", i))
+                        pool.append(f)
+                for i, f in enumerate(game.piles[q]):
+                    if f != HIDDEN:
+                        spots.append(("pile", i))
+                        pool.append(f)
+            rng.shuffle(pool)
+            for where, i in spots:
+                face = pool.pop()
+                if where == "setup":
+                    core.setup[i] = face
+                elif where == "tray":
+                    assert game is not None
+                    game.trays[q][i] = face
+                else:
+                    assert game is not None
+                    game.piles[q][i] = face
+            left = Multiset(pool)
+            core.undrawn[q] = [left[f] for f in FACES]
+        # the others' own records now read as the player sees them
+        core.events = [
+            (who, own if who == player else public, public) for who, own, public in core.events
+        ]
+        core.legal_at = None
+        return new
 
     def __str__(self) -> str:
         core = self._core
@@ -392,7 +532,8 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
 
 class DonutboxObserver:
     """OpenSpiel's PyObserver for this game: the information state (perfect
-    recall, string only) or the current observation (string and tensor)."""
+    recall: the exact string, and the observation tensor plus ``history``)
+    or the current observation (string and tensor)."""
 
     def __init__(
         self, cfg: _Config, iig_obs_type: pyspiel.IIGObservationType | None, params: Any
@@ -410,22 +551,23 @@ class DonutboxObserver:
         if iig_obs_type is not None and not iig_obs_type.public_info:
             raise ValueError("donutbox observations always include the public information")
         self.private = private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
-        self.tensor: np.ndarray | None
-        self.dict: dict[str, np.ndarray]
+        shapes = dict(cfg.shapes())
+        self.obs_size = int(sum(int(np.prod(shape)) for shape in shapes.values()))
         if self.perfect_recall:
-            self.tensor = None
-            self.dict = {}
-        else:
-            layout = cfg.encoder.layout
-            self.tensor = np.zeros(layout.size, np.float32)
-            self.dict = {
-                "board": self.tensor[: layout.board_size].reshape(layout.board_shape),
-                "features": self.tensor[layout.board_size :],
-            }
+            shapes["history"] = (cfg.history_size,)
+        size = int(sum(int(np.prod(shape)) for shape in shapes.values()))
+        self.tensor = np.zeros(size, np.float32)
+        self.dict: dict[str, np.ndarray] = {}
+        at = 0
+        for name, shape in shapes.items():
+            k = int(np.prod(shape))
+            self.dict[name] = self.tensor[at : at + k].reshape(shape)
+            at += k
 
     def set_from(self, state: DonutboxState, player: int) -> None:
-        if self.tensor is not None:
-            self.tensor[:] = state.observation_array(player, self.private)
+        self.tensor[: self.obs_size] = state.observation_array(player, self.private)
+        if self.perfect_recall:
+            self.tensor[self.obs_size :] = state.history_array(player, self.private)
 
     def string_from(self, state: DonutboxState, player: int) -> str:
         if self.perfect_recall:

@@ -9,12 +9,15 @@
 ...     env.step(action)
 
 Agents are ``player_0`` .. ``player_{n-1}`` in turn order.  Each observation
-is a dict: ``observation`` (see ``observation.py``) and ``action_mask`` (int8,
-one entry per action of ``codec.py``; all zero for an agent that is not to
-move).  Rewards: ``win`` (default) pays the zero-sum outcome at the end,
-``points`` pays points as they are scored.  An action outside the mask raises
-``ValueError``; wrap with PettingZoo's ``TerminateIllegalWrapper`` to end the
-game instead.
+is a dict: ``observation`` (``encoding.py``; ``encoding="window"`` gives the
+older fixed window of ``observation.py``) and ``action_mask`` (int8, one
+entry per action; all zero for an agent that is not to move).  Each agent's
+``info`` has ``overflow`` (what the encoding could not show or name: all 0 in
+every measured game) and ``truncated_encoding`` (True if any of it is not 0).
+Rewards: ``win`` (default) pays the zero-sum outcome at the end, ``points``
+pays points as they are scored.  An action outside the mask raises
+``ValueError``; wrap with PettingZoo's ``TerminateIllegalWrapper`` to end
+the game instead.
 """
 
 from __future__ import annotations
@@ -34,9 +37,8 @@ from ..core.moves import Move
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from . import render as draw
-from .codec import ActionCodec, default_window
 from .common import check_players, check_reward, game_seed, make_rules, outcome
-from .observation import ObservationEncoder
+from .encoding import Encoder
 
 Observation = dict[str, np.ndarray]
 
@@ -45,7 +47,7 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
     """The raw AEC environment (``aec_env`` adds PettingZoo's order checks)."""
 
     metadata = {  # noqa: RUF012 (PettingZoo reads it from the class)
-        "render_modes": list(draw.RENDER_MODES),
+        "render_modes": [*draw.RENDER_MODES, "human"],
         "name": "donutbox_v0",
         "is_parallelizable": False,
         "render_fps": 2,
@@ -58,34 +60,32 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         window: int | None = None,
         reward: str = "win",
         render_mode: str | None = None,
+        encoding: str = "places",
+        max_places: int | None = None,
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules)
         self.players = check_players(players)
-        self.window = default_window(players) if window is None else window
         self.reward_mode = check_reward(reward)
-        if render_mode is not None and render_mode not in draw.RENDER_MODES:
-            raise ValueError(f"render_mode must be ansi or rgb_array, not {render_mode!r}")
+        if render_mode is not None and render_mode not in (*draw.RENDER_MODES, "human"):
+            raise ValueError(f"render_mode must be ansi, rgb_array or human, not {render_mode!r}")
         self.render_mode = render_mode
-        self.codec = ActionCodec(self.rules, self.window)
-        self.encoder = ObservationEncoder(self.players, self.window)
-        self.layout = self.encoder.layout
+        self.encoding = Encoder(self.rules, self.players, encoding, window, max_places)
+        self.codec = self.encoding.codec
+        self.window = self.encoding.board
         self.possible_agents = [f"player_{i}" for i in range(self.players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        low, high = self.layout.bounds()
+        low, high = self.encoding.bounds()
+        obs_space = spaces.Box(low, high, dtype=np.float32)
+        mask_space = spaces.Box(0, 1, (self.codec.size,), dtype=np.int8)
         self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(low, high, dtype=np.float32),
-                    "action_mask": spaces.Box(0, 1, (self.codec.size,), dtype=np.int8),
-                }
-            )
+            a: spaces.Dict({"observation": obs_space, "action_mask": mask_space})
             for a in self.possible_agents
         }
-        self.action_spaces = {a: spaces.Discrete(self.codec.size) for a in self.possible_agents}
+        action_space = spaces.Discrete(self.codec.size)
+        self.action_spaces = {a: action_space for a in self.possible_agents}
         self.game: Game | None = None
         self.np_random: np.random.Generator | None = None
-        self._legal_at: tuple[int, dict[int, Move]] | None = None
 
     # -- spaces ------------------------------------------------------------------
 
@@ -109,7 +109,6 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
             assert self.np_random is not None
             seed = int(self.np_random.integers(0, 2**63))
         self.game = Game.new(self.rules, self.players, seed=seed)
-        self._legal_at = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -119,23 +118,32 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         to_move = self.game.to_move
         assert to_move is not None
         self.agent_selection = self.possible_agents[to_move]
+        self._flag(to_move)
+
+    def _flag(self, seat: int) -> None:
+        over = self.encoding.overflow(self._game(), seat)
+        self.infos[self.possible_agents[seat]] = {
+            "overflow": over,
+            "truncated_encoding": any(over.values()),
+        }
 
     def _game(self) -> Game:
         if self.game is None:
             raise RuntimeError("call reset() first")
         return self.game
 
-    def legal(self) -> dict[int, Move]:
+    def legal(self) -> Mapping[int, Move]:
         """Legal actions of the player to move, as ``action -> Move`` (empty
         once the game is over)."""
-        game = self._game()
-        if self._legal_at is None or self._legal_at[0] != game.ply:
-            to_move = game.to_move
-            legal = (
-                {} if to_move is None else self.codec.legal(game.legal_moves(), game.trays[to_move])
-            )
-            self._legal_at = (game.ply, legal)
-        return self._legal_at[1]
+        return self.encoding.legal(self._game())
+
+    def encode(self, move: Move | str) -> int:
+        """The action index of a move of the player to move, in this turn."""
+        return self.encoding.encode(self._game(), move)
+
+    def decode(self, action: int) -> Move:
+        """The move an action index stands for in this turn."""
+        return self.encoding.decode(self._game(), int(action))
 
     def view(self, agent: str) -> PlayerView:
         """What ``agent`` may know (for donutbox.ai agents and debugging)."""
@@ -144,12 +152,10 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
     def observe(self, agent: str) -> Observation:
         game = self._game()
         seat = self._seat[agent]
-        obs = self.encoder.encode(game.view(seat))
-        if game.to_move == seat:
-            mask = self.codec.mask(self.legal())
-        else:
-            mask = np.zeros(self.codec.size, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
+        return {
+            "observation": self.encoding.observe(game, seat),
+            "action_mask": self.encoding.mask(game, seat),
+        }
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -183,12 +189,16 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
             to_move = game.to_move
             assert to_move is not None
             seat = to_move
+            self._flag(seat)
         self.agent_selection = self.possible_agents[seat]
         self._accumulate_rewards()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode= to aec_env")
+            return None
+        if self.render_mode == "human":
+            print(draw.ansi(self._game()), flush=True)
             return None
         return draw.draw(self._game(), self.render_mode, self.window)
 
@@ -202,13 +212,16 @@ def aec_env(
     window: int | None = None,
     reward: str = "win",
     render_mode: str | None = None,
+    encoding: str = "places",
+    max_places: int | None = None,
 ) -> AECEnv[str, Observation, int]:
     """The donutbox AEC environment, wrapped in PettingZoo's order checks.
 
     ``rules``: a ``donutbox.Rules`` or a dict such as ``{"match":
     "perfect-match", "layout": "splitzkies", "closers": True}``; ``window``:
-    the width of the action window in cells (a multiple of 4; default 64 for
-    two players, 88 for three or four).
+    the board width in cells (``places``: default 128; ``window``: a
+    multiple of 4, default 64 for two players, 88 for three or four);
+    ``encoding``: ``places`` (default) or ``window``; ``max_places``: ``K``.
     """
-    env = DonutboxAEC(rules, players, window, reward, render_mode)
+    env = DonutboxAEC(rules, players, window, reward, render_mode, encoding, max_places)
     return wrappers.OrderEnforcingWrapper(env)

@@ -26,7 +26,7 @@ from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 from ..ai import catalogue
 from ..core import DonutboxError, Game, cut, replay
 from . import limits, seating
-from .errors import Busy, Invalid, NoSuchGame, NotAllowed
+from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
 from .fanout import Connection
 from .hub import Hub
 from .models import Intent, NewGame, Version, rules_of
@@ -218,6 +218,20 @@ async def undo(
         await s.undo(body.version)
         hub.changed(s)
         return s.state()
+
+
+@router.delete("/api/games/{game_id}", status_code=204)
+async def delete_game(game_id: str, hub: HubDep, authorization: str | None = Auth) -> None:
+    """Delete a local game of the bearer's (404 for anyone else's, or an
+    online game); refused (409) while the AI is working on it."""
+    s = await local(hub, game_id, authorization)
+    if s.online:
+        raise NoSuchGame()
+    async with hub.lock(game_id):
+        if game_id in hub.seats.thinking or hub.ai.queued(game_id):
+            raise Conflict("the AI is moving in this game: delete it when it has moved")
+        hub.store.delete(game_id)
+        hub.evict(game_id)
 
 
 @router.get("/api/games/{game_id}/record")

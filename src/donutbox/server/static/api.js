@@ -18,15 +18,15 @@ function keepOwner(data) {
 // GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
 // (default: the owner token for /api/games...; an online game's link token
 // is passed explicitly).  Throws an Error with the server's one-line reason.
-export async function api(path, body, token) {
+export async function api(path, body, token, method) {
   const headers = {};
   const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? ownerToken() : null);
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   const opts = body === undefined
-    ? { headers }
+    ? { headers, ...(method ? { method } : {}) }
     : { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) };
   const r = await fetch(path, opts);
-  const data = await r.json().catch(() => ({}));
+  const data = r.status === 204 ? {} : await r.json().catch(() => ({}));
   if (!r.ok) {
     const detail = Array.isArray(data.detail) ? data.detail.map((d) => d.msg).join("; ") : data.detail;
     throw new Error(detail || `HTTP ${r.status}`);

@@ -20,8 +20,10 @@ import { store, subscribe, myTurn, curtained, set } from "./store.js";
 import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
-import { drawSide, drawClocks, drawLastMoves } from "./log.js";
-import { drawReplay, setupReplay, step } from "./replay.js";
+import { drawSide, drawClocks, drawLastMoves, setReplayer } from "./log.js";
+import { drawReplay, setupReplay, showReplay, step } from "./replay.js";
+import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tutorial.js";
+import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
 import { load, undo } from "./local.js";
 import { agent, agentSelect, ruleFields, ruleValues } from "./forms.js";
@@ -45,6 +47,8 @@ function turnStatus(s) {
   if (store.replay) return `Replay: move ${store.replay.ply} of ${store.replay.of}.`;
   if (s.finished) return "Game over.";
   if (s.thinking) return `${s.players[s.to_move]} is thinking…`;
+  if (tutorialOn() && s.to_move !== 0) return "The tutor is playing…";
+  if (tutorialOn() && s.to_move === 0) return "Your turn: follow the lesson.";
   if (curtained()) return `Pass the device to ${s.players[s.to_move]}.`;
   if (s.to_move === me) return `Your turn, ${s.players[me]}: pick a card, rotate (R), click a highlighted place.`;
   if (me < 0) return `Spectating: ${s.players[s.to_move]} to move.`;
@@ -59,7 +63,9 @@ function render(why, before) {
   if (moved) {
     $("#preview").textContent = ""; // it was about the old position
     drawLastMoves();
+    soundFor(before, s);
   }
+  followTutorial(send);
   $("#status").textContent = status(s);
   document.title = (myTurn(s) ? "▶ Your turn — " : "") + "donutbox";
   const cover = curtained();
@@ -106,15 +112,44 @@ function setupNewGame() {
   };
   opponent.addEventListener("change", sync);
   sync();
+  // Hotseat: a name for each of the other players.
+  const others = form.querySelector(".hotseat-names");
+  const drawNames = () => {
+    const hotseat = opponent.value === "hotseat";
+    others.hidden = !hotseat;
+    const into = $("#hotseat-names");
+    const n = Number(players.value);
+    const kept = [...into.querySelectorAll("input")].map((i) => i.value);
+    into.replaceChildren();
+    for (let p = 1; p < n; p++) {
+      const input = h("input", { type: "text", name: `name${p}`, maxlength: "40", placeholder: `Player ${p + 1}`, "aria-label": `Player ${p + 1}'s name` });
+      input.value = kept[p - 1] || "";
+      into.append(input);
+    }
+  };
+  opponent.addEventListener("change", drawNames);
+  players.addEventListener("change", drawNames);
+  drawNames();
+  try { form.elements.name.value = localStorage.getItem("donutbox.name") || ""; } catch (err) { /* private mode */ }
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = new FormData(form);
     const hotseat = f.get("opponent") === "hotseat";
+    const n = Number(f.get("players"));
+    const seat = hotseat ? 0 : Number(f.get("human_seat"));
     const body = {
       ...ruleValues(form),
-      opponent: f.get("opponent"), players: Number(f.get("players")),
-      human_seat: hotseat ? 0 : Number(f.get("human_seat")),
+      opponent: f.get("opponent"), players: n,
+      human_seat: seat,
     };
+    const mine = String(f.get("name") || "").trim();
+    try { localStorage.setItem("donutbox.name", mine); } catch (err) { /* private mode */ }
+    const title = (x) => x.charAt(0).toUpperCase() + x.slice(1);
+    body.names = Array.from({ length: n }, (_, p) => {
+      if (p === seat) return mine || (hotseat ? "Player 1" : "You");
+      if (hotseat) return String(f.get(`name${p}`) || "").trim() || `Player ${p + 1}`;
+      return `${title(body.opponent)} ${p + 1}`;
+    });
     const a = agent(f.get("opponent"));
     if (a && a.timed) body.seconds = Number(f.get("seconds"));
     try {
@@ -173,14 +208,39 @@ async function showSaved() {
   try { games = await api("/api/games"); } catch (err) { showError(err.message); return; }
   const ul = $("#saved-list");
   ul.replaceChildren();
-  for (const g of games) {
-    const li = h("li");
+  // The score and whose turn come from each game's state (the list has
+  // neither): asked for the first ones shown.
+  const DETAILED = 20;
+  games.forEach((g, i) => {
+    const li = h("li", { className: "saved" });
     const when = g.updated ? new Date(g.updated).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
-    const b = h("button", { type: "button" }, `${(g.players || []).join(" vs ")} — ${g.title}, ${g.moves} moves${g.finished ? " (finished)" : ""}${when ? `, ${when}` : ""}`);
+    const players = g.players || [];
+    const opponent = `${players.join(" vs ")}${g.mode === "hotseat" ? " · hotseat" : ""}`;
+    const b = h("button", { type: "button", className: "open" });
+    b.append(h("span", { className: "who" }, opponent), h("span", { className: "when" }, when));
+    const detail = h("span", { className: "detail" }, `${g.title} · ${g.moves} moves${g.finished ? " · finished" : ""}`);
+    b.append(detail);
     b.addEventListener("click", () => load(g.id).catch((err) => showError(err.message)));
-    li.append(b);
+    const del = h("button", { type: "button", className: "delete", "aria-label": `Delete the game ${opponent}, ${when}` }, "Delete");
+    del.addEventListener("click", async () => {
+      if (!confirm(`Delete this game (${opponent}, ${when})? It cannot be undone.`)) return;
+      try {
+        await api(`/api/games/${encodeURIComponent(g.id)}`, undefined, undefined, "DELETE");
+        if (localStorage.getItem("donutbox.game") === g.id) localStorage.removeItem("donutbox.game");
+        li.remove();
+        if (!ul.children.length) ul.textContent = "No saved games yet.";
+      } catch (err) { showError(err.message); }
+    });
+    li.append(b, del);
     ul.append(li);
-  }
+    if (i < DETAILED) {
+      api(`/api/games/${encodeURIComponent(g.id)}`).then((s) => {
+        const score = s.players.map((name, p) => `${name} ${s.scores[p]}`).join(" – ");
+        const turn = s.finished ? `finished, won by ${s.winners.map((p) => s.players[p]).join(" and ")}` : `${s.players[s.to_move]} to move`;
+        detail.textContent = `${g.title} · ${g.moves} moves · ${score} · ${turn}`;
+      }).catch(() => {});
+    }
+  });
   if (!games.length) ul.textContent = "No saved games yet.";
   showRemembered();
   show("saved");
@@ -251,6 +311,10 @@ function setup() {
   setupNewGame();
   setupOnlineForm(api, onlineCreated);
   setupReplay();
+  setReplayer(showReplay);
+  setupTutorial(load);
+  setupSound();
+  $("#look-back").addEventListener("click", () => set({ look: null }));
   const board = setupBoard(redrawBoard);
   $("#btn-new").addEventListener("click", () => show("setup"));
   $("#btn-games").addEventListener("click", showSaved);
@@ -291,6 +355,7 @@ function setup() {
   addEventListener("keydown", (e) => {
     const s = store.state;
     if (!s || ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) || $("#play").hidden) return;
+    if (e.key === "Escape" && store.look) { set({ look: null }); return; }
     // The replay viewer: the arrow keys step through the moves.
     if ((e.key === "ArrowLeft" || e.key === "ArrowRight") && document.activeElement !== boardEl && step(e.key === "ArrowLeft" ? -1 : 1)) {
       e.preventDefault();
@@ -309,7 +374,7 @@ function setup() {
   if (link) { openOnline(link.id, link.token); return; }
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("game");
   const last = fromHash || localStorage.getItem("donutbox.game");
-  if (last) load(last).catch(() => show("setup"));
+  if (last) { resumeTutorial(last); load(last).catch(() => show("setup")); }
   else show("setup");
 }
 

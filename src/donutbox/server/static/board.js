@@ -3,7 +3,8 @@
 // caller's (`on`: {choose(moves), hover(face, x, y, moves), run(box, mine)}).
 
 import { $, el, NAMES, PLACE_RE, SVGNS, rotate } from "./dom.js";
-import { store, curtained, hintShown } from "./store.js";
+import { store, curtained, hintShown, looking } from "./store.js";
+import { allowed } from "./tutorial.js";
 import { player, neutral, markShape } from "./palette.js";
 import { recentPlaces, leader, leadText } from "./recent.js";
 
@@ -32,11 +33,52 @@ function cells() {
   return store.replay ? store.replay.state.cells : store.state.cells;
 }
 
+// Which placement each cell came with: "x,y" -> {ply, x, y, mover} (the
+// start card's cells have none).  A card covers x..x+1, y..y+1.
+export function cardsOf(s) {
+  const out = new Map();
+  const n = s.players.length;
+  s.history.forEach((m, ply) => {
+    const p = PLACE_RE.exec(m);
+    if (!p) return;
+    const x = Number(p[2]), y = Number(p[3]);
+    for (const [dx, dy] of SPOTS) out.set(`${x + dx},${y + dy}`, { ply, x, y, mover: ply % n });
+  });
+  return out;
+}
+
+// A card in words: "Chocolate Cruller, Strawberry Sprinkles, Donut Holes,
+// Blueberry Glaze" (from the top left, clockwise); a roll not yet placed is wild.
+export function faceWords(face) {
+  return face.split("").map((f) => (f === "R" ? "Cinnamon Roll (wild)" : NAMES[f] || f)).join(", ");
+}
+
+// The moves the board offers (the tutorial's lesson may allow fewer).
+function legalMoves(s) {
+  return allowed(s) || s.legal;
+}
+
+// Animations: each move since your last turn comes in after the one
+// before (a pause between moves, so a fast AI's move can be followed); a
+// redraw during them carries on where they are (a negative delay).
+const PAUSE = 0.7; // seconds between moves
+let shown = { key: "", t: 0, delivered: new Set(), fresh: new Set() };
+function animation(s) {
+  const key = `${s.id}:${s.version}`;
+  if (shown.key !== key) {
+    const delivered = new Set(s.cells.filter((c) => c.delivered).map((c) => `${c.x},${c.y}`));
+    const sameGame = shown.key.split(":")[0] === String(s.id);
+    const fresh = sameGame ? new Set([...delivered].filter((k) => !shown.delivered.has(k))) : new Set();
+    shown = { key, t: performance.now(), delivered, fresh };
+  }
+  return { elapsed: (performance.now() - shown.t) / 1000, fresh: shown.fresh };
+}
+
 // Where each (face, rotation) of the legal moves may go: "FACE/rot" ->
 // "x,y" -> the moves (several when a Cinnamon Roll's lock is to choose).
 function placements() {
   const out = new Map();
-  for (const m of store.state.legal) {
+  for (const m of legalMoves(store.state)) {
     const p = PLACE_RE.exec(m);
     if (!p) continue;
     const key = `${p[1]}/${p[4]}`;
@@ -73,6 +115,17 @@ function cellLabel(c) {
   return what;
 }
 
+// The card a group of cells makes, in words: "Ann's card at 2,0:
+// Chocolate Cruller, Strawberry Sprinkles, Donut Holes; Cinnamon Roll locked to Donut Holes".
+function cardLabel(s, card, group) {
+  const plain = [], rolls = [];
+  for (const c of group) (c.roll && c.flavour !== "R" ? rolls : plain).push(c.roll ? cellLabel(c) : NAMES[c.flavour] || c.flavour);
+  const what = plain.join(", ") + (rolls.length ? `; ${rolls.join(", ")}` : "");
+  const whose = card ? `${s.players[card.mover]}'s card at ${card.x},${card.y}` : "The start card";
+  const sealed = group.some((c) => c.delivered) ? " (some delivered)" : "";
+  return `${whose}: ${what}${sealed}`;
+}
+
 // `refit`: zoom out to the whole counter if a card lies outside the view
 // (a redraw after the player zoomed keeps their zoom).
 export function drawBoard(on, refit = false) {
@@ -82,21 +135,63 @@ export function drawBoard(on, refit = false) {
   if (!s) return;
   if (refit && outsideView()) fit();
   svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  const look = store.replay ? null : looking();
+  const made = cardsOf(s);
+  const live = !store.replay && !s.finished && !look;
+  const { elapsed, fresh } = animation(s);
+  const recent = live ? recentPlaces(s) : [];
+  // The order each recent move comes in: ply -> index.
+  const order = new Map(recent.map((r, i) => [r.ply, i]));
+  const lastIndex = recent.length ? recent.length - 1 : 0;
+  // Owner marks stay at least 8 screen pixels across when zoomed out (a
+  // phone showing a large counter), and at most 0.42 of a donut.
+  const px = svg.clientWidth ? svg.clientWidth / view.w : 40;
+  const markSize = Math.min(0.42, Math.max(0.24, 8 / px));
+  const groups = new Map();
+  const cardGroup = (c) => {
+    const card = made.get(`${c.x},${c.y}`) || null;
+    const key = card ? `${card.x},${card.y}` : "start";
+    if (!groups.has(key)) {
+      const g = el("g", { role: "img", class: "card-on" });
+      if (card && order.has(card.ply)) {
+        g.classList.add("arrive");
+        g.style.animationDelay = `${order.get(card.ply) * PAUSE - elapsed}s`;
+      }
+      groups.set(key, { g, card, cells: [] });
+      svg.append(g);
+    }
+    return groups.get(key);
+  };
   for (const c of cells()) {
-    const g = donut(c.x, c.y, c.flavour, c.roll, { class: c.delivered ? "delivered" : "" });
+    const card = made.get(`${c.x},${c.y}`);
+    if (look && card && card.ply > look.ply) continue; // placed after the move looked at
+    const into = cardGroup(c);
+    into.cells.push(c);
+    const gone = live && fresh.has(`${c.x},${c.y}`);
+    const g = donut(c.x, c.y, c.flavour, c.roll, { class: (c.delivered && !look ? "delivered" : "") + (gone ? " gone" : "") });
+    if (gone) g.style.animationDelay = `${lastIndex * PAUSE + 0.45 - elapsed}s`;
     const owner = c.owner === null ? null : player(c.owner);
     const edge = owner ? owner.colour : neutral();
     g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": owner ? "" : "0.1 0.08" }));
-    if (owner) g.append(markShape(owner.mark, c.x + 0.13, c.y + 0.13, 0.2, { fill: owner.colour, stroke: "#fff", "stroke-width": 0.025, class: "owner-mark" }));
+    if (owner) g.append(markShape(owner.mark, c.x + markSize / 2 + 0.12, c.y + markSize / 2 + 0.12, markSize, { fill: owner.colour, stroke: "#fff", "stroke-width": markSize / 8, class: "owner-mark" }));
     g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${s.players[c.owner] || owner.name}'s` : ", the start card");
-    svg.append(g);
+    into.g.append(g);
   }
-  if (!store.replay && !s.finished) {
+  for (const { g, card, cells: group } of groups.values()) g.setAttribute("aria-label", cardLabel(s, card, group));
+  if (look) {
+    // The card of the move looked at, outlined.
+    const card = [...made.values()].find((c) => c.ply === look.ply);
+    if (card) svg.append(el("rect", { x: card.x + 0.02, y: card.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "looked", stroke: player(card.mover).colour }));
+    return;
+  }
+  if (live) {
     // The cards placed since the viewer's last turn, outlined in their
     // player's colour; each open box's value and its leader's mark.
-    for (const r of recentPlaces(s)) {
+    for (const [i, r] of recent.entries()) {
       const c = player(r.mover).colour;
-      svg.append(el("rect", { x: r.x + 0.02, y: r.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "last", stroke: c, fill: c, "fill-opacity": 0.16, "data-ply": r.ply }));
+      const mark = el("rect", { x: r.x + 0.02, y: r.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "last", stroke: c, fill: c, "fill-opacity": 0.16, "data-ply": r.ply });
+      mark.style.animationDelay = `${i * PAUSE - elapsed}s`;
+      svg.append(mark);
     }
     for (const box of s.boxes) svg.append(badge(s, box));
   }
@@ -107,7 +202,7 @@ export function drawBoard(on, refit = false) {
   for (const [at, moves] of spots) {
     const [x, y] = at.split(",").map(Number);
     const hint = hinted !== null && moves.includes(hinted);
-    const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "aria-label": `place ${face} at ${x},${y}` });
+    const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "data-place": `${face}@${x},${y}`, "aria-label": `Place ${faceWords(rotate(face, store.rotation))} at ${x},${y}` + (moves.length > 1 ? ", then choose the Cinnamon Roll's lock" : "") });
     ghost.addEventListener("click", () => on.choose(moves, { face, x, y }));
     ghost.addEventListener("dragover", (e) => { e.preventDefault(); on.hover(face, x, y, moves); });
     ghost.addEventListener("drop", (e) => { e.preventDefault(); on.choose(moves); });
@@ -116,8 +211,9 @@ export function drawBoard(on, refit = false) {
     ghost.addEventListener("focus", () => on.hover(face, x, y, moves));
     svg.append(ghost);
   }
+  const offered = legalMoves(s);
   for (const box of s.boxes) {
-    const mine = s.legal.includes(`box@${box.x},${box.y}`);
+    const mine = offered.includes(`box@${box.x},${box.y}`);
     const hint = hinted === `box@${box.x},${box.y}`;
     for (const [x, y] of box.cells) {
       const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "run hint" : "run" });

@@ -2,10 +2,12 @@
 // clocks, the moves, the end-of-game summary.
 
 import { $, h } from "./dom.js";
-import { store } from "./store.js";
+import { store, set, looking } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
 import { recentMoves, say, leadText, leader } from "./recent.js";
+
+const joined = new Set(); // "game:seat" seen connected on this page
 
 export function drawSide() {
   // In the replay: the scores and counts of the move shown, not the end's.
@@ -27,9 +29,19 @@ export function drawSide() {
     if (s.to_move === p && !s.finished) tr.className = "turn";
     const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
     const first = h("td", { className: "who" });
-    first.append(markIcon(p), h("span", { className: "name" }, `${name}${who}`));
+    // A long name is cut with an ellipsis on screen; its full text stays
+    // the cell's text (what a screen reader reads) and its tooltip.
+    first.append(markIcon(p), h("span", { className: "name", title: `${name}${who}` }, `${name}${who}`));
     first.style.setProperty("--owner", player(p).colour);
-    if (s.presence) first.prepend(presenceDot(p));
+    if (s.presence) {
+      first.prepend(presenceDot(p));
+      const key = `${s.id}:${p}`;
+      if (s.presence.connected[p]) joined.add(key);
+      if (s.seats[p] === "human" && !s.presence.connected[p] && p !== s.player) {
+        tr.classList.add("away");
+        first.append(h("span", { className: "away-tag" }, s.history.length || joined.has(key) ? "disconnected" : "not joined"));
+      }
+    }
     if (s.clock) first.append(h("span", { className: "clock", "data-seat": String(p) }));
     tr.append(first);
     for (const text of [`${s.scores[p]} pts`, `→ ${projected[p]}`, `${s.delivered[p]} box${s.delivered[p] === 1 ? "" : "es"}`, String(s.pile_sizes[p])]) {
@@ -47,8 +59,19 @@ export function drawSide() {
   const n = s.players.length;
   s.history.forEach((m, i) => {
     // The move in words, and its notation (to read or copy).
+    // Each entry shows its move on the board: in the replay (a finished
+    // game) that position; during the game a look at it, drawn here from
+    // the moves' placements (the server's replay opens only at the end).
     const li = h("li");
-    li.append(h("span", { className: "say" }, say(s, { ply: i, mover: i % n, move: m })), " ", h("code", {}, m));
+    const words = say(s, { ply: i, mover: i % n, move: m });
+    const b = h("button", { type: "button", className: "say", title: `Show move ${i + 1} on the board` }, words);
+    b.addEventListener("click", () => showMove(i));
+    li.append(b, " ", h("code", { title: "notation" }, m));
+    const look = looking();
+    if (look && look.ply === i) {
+      li.className = "current";
+      li.setAttribute("aria-current", "step");
+    }
     if (r && i === r.ply - 1) {
       li.className = "current";
       li.setAttribute("aria-current", "step");
@@ -59,6 +82,29 @@ export function drawSide() {
   if (current) current.scrollIntoView({ block: "nearest" });
   else log.scrollTop = log.scrollHeight;
   drawSummary(s);
+  drawLook();
+}
+
+let replayer = null; // showReplay, given by app.js (replay.js imports this module)
+export function setReplayer(fn) { replayer = fn; }
+
+// Show move `i` (0-based) on the board.
+export function showMove(i) {
+  const s = store.state;
+  if (s.finished || store.replay) {
+    if (replayer) replayer(i + 1);
+    return;
+  }
+  set({ look: { id: s.id, version: s.version, ply: i } });
+}
+
+function drawLook() {
+  const bar = $("#look");
+  const look = store.replay ? null : looking();
+  bar.hidden = !look;
+  if (!look) return;
+  const s = store.state;
+  $("#look-text").textContent = `The counter after move ${look.ply + 1} of ${s.history.length}: ${say(s, { ply: look.ply, mover: look.ply % s.players.length, move: s.history[look.ply] })} (Cards placed later are hidden; Escape goes back.)`;
 }
 
 // The end of the game: the winner, the ranking with each player's points

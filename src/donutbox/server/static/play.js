@@ -8,10 +8,12 @@ import { store, set } from "./store.js";
 import { phantom } from "./board.js";
 import { sendOnline } from "./online.js";
 import { busy, previewLocal, sendLocal } from "./local.js";
+import { refused } from "./tutorial.js";
 
 let previewTimer = null;
 
-export function send(move) {
+export function send(move, force = false) {
+  if (!force && refused(move)) return undefined;
   clearTimeout(previewTimer); // no preview of a move already made
   previewTimer = null;
   $("#preview").textContent = "";
@@ -72,7 +74,7 @@ export function choose(moves, at = null) {
   extra.replaceChildren(document.createTextNode("Lock the Cinnamon Roll to: "));
   for (const m of moves) {
     const f = m.split("=")[1];
-    extra.append(button(f, () => send(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f] }));
+    extra.append(button(`${f} · ${NAMES[f]}`, () => send(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f], className: "lock", "data-lock": f }));
   }
   extra.querySelector("button").focus();
 }

@@ -28,6 +28,10 @@ export const store = {
   replay: null,
   /** The online game shown: {client, id, token, seat, arrived, busy}, or null. */
   online: null,
+  /** The tutorial shown: {id, step, played}, or null. */
+  tutorial: null,
+  /** A look at an earlier move of the game in progress: {id, version, ply}, or null. */
+  look: null,
 };
 
 const listeners = new Set();
@@ -76,6 +80,7 @@ export function offer(fresh) {
   if (before && fresh.version !== before.version) {
     // A new position: what was picked for the old one no longer applies.
     // A newly drawn card starts unturned.
+    store.look = null; // a look at an earlier move ends with a new position
     if (!sameTray(before.tray, fresh.tray)) {
       store.selected = 0;
       store.rotation = 0;
@@ -104,7 +109,14 @@ export function myTurn(s) {
 export function curtained() {
   const s = store.state;
   return Boolean(s) && !store.online && !store.replay && s.mode === "hotseat" && !s.finished
+    && !(store.tutorial && store.tutorial.id === s.id)
     && !(store.revealed && store.revealed.id === s.id && store.revealed.player === s.to_move);
+}
+
+// The look shown at an earlier move (the game in progress), or null.
+export function looking() {
+  const l = store.look, s = store.state;
+  return l && s && l.id === s.id && l.version === s.version ? l : null;
 }
 
 export function hintShown() {

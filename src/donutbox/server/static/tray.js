@@ -1,17 +1,19 @@
 // The player's tray (their cards) and the action buttons under it.
 
-import { $, button, h } from "./dom.js";
+import { $, button, h, rotate } from "./dom.js";
 import { store, curtained, myTurn, set } from "./store.js";
-import { cardSvg } from "./board.js";
+import { cardSvg, faceWords } from "./board.js";
+import { allowed, tutorialOn } from "./tutorial.js";
 
 export function drawTray(redrawBoard) {
   const s = store.state;
   const tray = $("#tray");
   tray.replaceChildren();
-  tray.hidden = s.player < 0 || s.finished || curtained() || Boolean(store.replay);
+  // The tutorial: the tutor's tray is not yours to see.
+  tray.hidden = s.player < 0 || s.finished || curtained() || Boolean(store.replay) || (tutorialOn() && s.to_move !== 0);
   if (tray.hidden) return;
   s.tray.forEach((face, i) => {
-    const b = h("button", { type: "button", className: "card", role: "option", "aria-selected": i === store.selected ? "true" : "false", "aria-label": `tray card ${i + 1}: ${face}` });
+    const b = h("button", { type: "button", className: "card", role: "option", "aria-selected": i === store.selected ? "true" : "false", "aria-label": `tray card ${i + 1}: ${faceWords(i === store.selected ? rotate(face, store.rotation) : face)}` });
     b.append(cardSvg(face, i === store.selected ? store.rotation : 0));
     b.addEventListener("click", () => set({ selected: i }));
     b.draggable = true;
@@ -43,7 +45,7 @@ export function drawActions(send) {
   const playing = !s.finished && !store.replay;
   // Covered (hotseat, between players): no box or swap buttons either, as
   // they tell what the hidden tray can do; undo stays for the last mover.
-  for (const m of cover || !playing ? [] : s.legal) {
+  for (const m of cover || !playing ? [] : allowed(s) || s.legal) {
     if (m.startsWith("box@")) {
       const box = s.boxes.find((b) => `box@${b.x},${b.y}` === m);
       boxes.append(button(`Box it: ${box ? box.size + " donuts, " + box.points + " pts" : m}`, () => send(m)));
@@ -52,9 +54,9 @@ export function drawActions(send) {
     }
   }
   $("#btn-rotate").hidden = s.player < 0 || cover || !playing;
-  $("#btn-undo").hidden = !playing || !canUndo(s);
+  $("#btn-undo").hidden = !playing || !canUndo(s) || tutorialOn();
   // Hints are for local games: online, the opponent has not agreed to them.
-  $("#btn-hint").hidden = Boolean(store.online) || !playing || !myTurn(s) || s.thinking || !s.legal.length || cover;
+  $("#btn-hint").hidden = Boolean(store.online) || tutorialOn() || !playing || !myTurn(s) || s.thinking || !s.legal.length || cover;
   $("#btn-export").hidden = !s.finished;
   $("#btn-replay").hidden = !s.finished;
 }

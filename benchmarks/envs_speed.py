@@ -1,0 +1,121 @@
+"""Steps per second of the research environments, side by side with reference games.
+
+    pip install pygame   # PettingZoo's connect_four_v3 imports it
+    python benchmarks/envs_speed.py [--steps 3000] [--rounds 3]
+
+Every figure is measured in this one run, with CPU time of this process
+(``time.process_time``, so other load on a shared machine matters less), by
+a uniformly random player that samples from the action mask (as a learner
+would).  Rounds are interleaved and the best round is kept.
+
+- PettingZoo AEC: ``connect_four_v3`` against donutbox (``places`` encoding,
+  the default, and the older ``window`` encoding); a step is one ``last()``
+  + ``step()``.
+- Gymnasium: one learner step, including the opponent's reply, against
+  ``random``, ``greedy`` and ``heuristic``.
+- OpenSpiel: ``connect_four`` (C++) and ``python_donutbox``; a step is one
+  ``legal_actions()`` + ``apply_action()`` (chance nodes included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def aec_steps(make: Callable[[], object], steps: int) -> float:
+    env = make()
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)  # type: ignore[attr-defined]
+    done = 0
+    t = time.process_time()
+    while done < steps:
+        for _agent in env.agent_iter():  # type: ignore[attr-defined]
+            obs, _, term, trunc, _ = env.last()  # type: ignore[attr-defined]
+            action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            env.step(action)  # type: ignore[attr-defined]
+            done += 1
+            if done >= steps:
+                break
+        else:
+            env.reset()  # type: ignore[attr-defined]
+    return steps / (time.process_time() - t)
+
+
+def gym_steps(opponent: str, steps: int) -> float:
+    import gymnasium
+
+    import donutbox.envs  # noqa: F401
+
+    env = gymnasium.make("donutbox/Donutbox-v0", opponent=opponent)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    t = time.process_time()
+    for _ in range(steps):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        _, _, term, trunc, info = env.step(action)
+        if term or trunc:
+            _, info = env.reset()
+    return steps / (time.process_time() - t)
+
+
+def spiel_steps(name: str, steps: int) -> float:
+    import pyspiel
+
+    if name == "python_donutbox":
+        from donutbox.envs import register_openspiel
+
+        register_openspiel()
+    game = pyspiel.load_game(name)
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    t = time.process_time()
+    for _ in range(steps):
+        if state.is_terminal():
+            state = game.new_initial_state()
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+            state.apply_action(int(rng.choice(outcomes, p=probs)))
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    return steps / (time.process_time() - t)
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--slow-steps", type=int, default=300, help="steps vs greedy/heuristic")
+    args = ap.parse_args(argv)
+    from pettingzoo.classic import connect_four_v3
+
+    from donutbox.envs import aec_env
+
+    cases: dict[str, Callable[[], float]] = {
+        "pettingzoo connect_four_v3": lambda: aec_steps(connect_four_v3.env, args.steps),
+        "pettingzoo donutbox (places)": lambda: aec_steps(aec_env, args.steps),
+        "pettingzoo donutbox (window)": lambda: aec_steps(
+            lambda: aec_env(encoding="window"), args.steps
+        ),
+        "gymnasium donutbox vs random": lambda: gym_steps("random", args.steps),
+        "gymnasium donutbox vs greedy": lambda: gym_steps("greedy", args.slow_steps),
+        "gymnasium donutbox vs heuristic": lambda: gym_steps("heuristic", args.slow_steps),
+        "openspiel connect_four (C++)": lambda: spiel_steps("connect_four", args.steps * 10),
+        "openspiel python_donutbox": lambda: spiel_steps("python_donutbox", args.steps),
+    }
+    best: dict[str, float] = {}
+    for _ in range(args.rounds):
+        for name, case in cases.items():
+            best[name] = max(best.get(name, 0.0), case())
+    width = max(map(len, best))
+    print(f"{'environment':<{width}}  steps/s (CPU)")
+    for name, rate in best.items():
+        print(f"{name:<{width}}  {rate:>10,.0f}")
+    return best
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""Game analysis: what the AI thinks of every move of a finished game.
+
+For each move, the position before it is searched by the MCTS agent from the
+mover's own view at that moment (``game.view(mover)``: their tray, the
+counter, the unseen cards as a multiset; never the other trays or any pile's
+order), with the move actually played added to the search's candidates.
+From the root's candidates:
+
+- ``before``: the value of the search's choice (its most visited move), the
+  mover's estimated winning chance with the best play it found;
+- ``after``: the value of the move played;
+- ``best`` / ``best_value``: the search's choice and its value (the same as
+  the move played when the mover agreed with it);
+- ``drop`` = max(0, before - after), and a mark by the drop (``MARKS``):
+  ``inaccuracy`` from 0.10, ``mistake`` from 0.20, ``blunder`` from 0.30.
+
+"Winning chance" is the search's value: a squashed expected-score margin
+(``mcts._squash``), 0.5 for an even game, not a calibrated probability.
+The JSON shape is in docs/ai.md.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..core import Game, InputError, Move
+from ..core.replay import cut, replay
+from .mcts import MctsAgent
+
+#: (mark, smallest drop in winning chance), worst first.
+MARKS: tuple[tuple[str, float], ...] = (
+    ("blunder", 0.30),
+    ("mistake", 0.20),
+    ("inaccuracy", 0.10),
+)
+#: Player colours if ``render.look.palette`` is missing (Okabe-Ito).
+FALLBACK_COLOURS = ("#009e73", "#e69f00", "#0072b2", "#d55e00")
+#: Thinking time per move when none is given (CPU seconds).
+DEFAULT_SECONDS = 1.0
+
+
+def mark(drop: float) -> str | None:
+    """The mark for a drop in winning chance, or None below 0.10."""
+    for name, least in MARKS:
+        if drop >= least - 1e-12:
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class MoveAnalysis:
+    ply: int  # 0-based index of the move in the record
+    player: int  # the mover
+    move: str  # the move played, in notation
+    before: float  # the mover's winning chance with the search's best move
+    after: float  # ... with the move played
+    best: str  # the search's best move
+    best_value: float
+    drop: float  # max(0, before - after)
+    mark: str | None  # "inaccuracy" / "mistake" / "blunder" / None
+    choices: int  # legal moves in the position
+    iterations: int  # search iterations spent on this move
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def analyse_game(
+    game: Game,
+    seconds: float | None = DEFAULT_SECONDS,
+    iterations: int | None = None,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[MoveAnalysis]:
+    """Analyse every move of ``game`` (a dealt game; finished or not).
+
+    The budget per move is ``iterations`` if given (reproducible: the same
+    game, seed and budget give the same analysis), else ``seconds`` of CPU
+    time.  ``progress(done, total)`` hears after each move."""
+    if game.free:
+        raise InputError("a free game (analysis board) has no trays to analyse from")
+    moves = list(game.history)
+    board = cut(game, 0)
+    out: list[MoveAnalysis] = []
+    for ply, played in enumerate(moves):
+        mover = board.to_move
+        assert mover is not None
+        out.append(analyse_move(board, played, seconds, iterations, seed))
+        board.play(played)
+        if progress is not None:
+            progress(ply + 1, len(moves))
+    return out
+
+
+def analyse_move(
+    game: Game,
+    played: Move,
+    seconds: float | None = DEFAULT_SECONDS,
+    iterations: int | None = None,
+    seed: int = 0,
+) -> MoveAnalysis:
+    """The analysis of ``played`` in ``game`` (its player to move), searched
+    from that player's view only."""
+    mover = game.to_move
+    assert mover is not None
+    view = game.view(mover)
+    agent = MctsAgent(seconds=seconds, iterations=iterations, clock="cpu")
+    rng = random.Random(seed * 1_000_003 + game.ply)
+    found = agent.search(view, rng, include=played)
+    best, _visits, best_value = found[0]
+    after = next(value for move, _, value in found if move == played)
+    before = best_value
+    drop = max(0.0, before - after)
+    return MoveAnalysis(
+        ply=game.ply,
+        player=mover,
+        move=str(played),
+        before=round(before, 4),
+        after=round(after, 4),
+        best=str(best),
+        best_value=round(best_value, 4),
+        drop=round(drop, 4),
+        mark=mark(drop),
+        choices=len(view.legal_moves()),
+        iterations=agent.last_iterations,
+    )
+
+
+def analyse_ply(
+    record: dict[str, Any],
+    ply: int,
+    seconds: float | None = DEFAULT_SECONDS,
+    iterations: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One move of a record, for a worker process (picklable arguments and
+    result): ``analyse_move`` of the record's move ``ply`` as a dict.  A
+    server runs one of these per move in its AI workers, so it can report
+    progress (``ply + 1`` of ``len(record["moves"])``) and let live games'
+    AI moves go between them; the same seed and budget as ``analyse_game``
+    give the same answers.  RecordError / IllegalMove for a bad record,
+    InputError for a ply out of range or a free game."""
+    game = replay(record)
+    if game.free:
+        raise InputError("a free game (analysis board) has no trays to analyse from")
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply < game.ply:
+        raise InputError(f"ply must be from 0 to {game.ply - 1}")
+    return analyse_move(cut(game, ply), game.history[ply], seconds, iterations, seed).to_dict()
+
+
+def summary(analysis: list[MoveAnalysis], players: int) -> list[dict[str, Any]]:
+    """Per player: moves, marks counted, and the mean drop."""
+    out = []
+    for p in range(players):
+        mine = [a for a in analysis if a.player == p]
+        counts = {name: sum(1 for a in mine if a.mark == name) for name, _ in MARKS}
+        out.append(
+            {
+                "player": p,
+                "moves": len(mine),
+                **counts,
+                "mean_drop": round(sum(a.drop for a in mine) / len(mine), 4) if mine else 0.0,
+            }
+        )
+    return out
+
+
+def to_json(game: Game, analysis: list[MoveAnalysis], budget: dict[str, Any]) -> dict[str, Any]:
+    """The ``analyse --json`` document (docs/ai.md, 'Game analysis')."""
+    return {
+        "players": list(game.names),
+        "scores": list(game.scores),
+        "finished": game.finished,
+        "budget": budget,
+        "thresholds": {name: least for name, least in MARKS},
+        "moves": [a.to_dict() for a in analysis],
+        "summary": summary(analysis, len(game.names)),
+    }
+
+
+def plot(game: Game, analysis: list[MoveAnalysis], path: str) -> None:
+    """The winning-chance graph: each player's estimate after each of their
+    moves, over the plies, marked moves circled; PNG or SVG by the suffix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:  # one palette for page, SVG and PDF (docs/web.md)
+        from ..render.look import palette  # type: ignore[attr-defined]
+
+        colours = [p["colour"] for p in palette()["players"]]
+    except (ImportError, AttributeError, KeyError, TypeError):
+        colours = list(FALLBACK_COLOURS)
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    for p, name in enumerate(game.names):
+        mine = [a for a in analysis if a.player == p]
+        if not mine:
+            continue
+        colour = colours[p % len(colours)]
+        ax.plot([a.ply + 1 for a in mine], [a.after for a in mine], "-", color=colour, label=name)
+        for a in mine:
+            if a.mark is not None:
+                size = {"inaccuracy": 40, "mistake": 70, "blunder": 110}[a.mark]
+                ax.scatter([a.ply + 1], [a.after], s=size, facecolors="none", edgecolors=colour)
+    ax.axhline(0.5, color="#a8a8a8", linewidth=0.8)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("move")
+    ax.set_ylabel("winning chance (mover's view)")
+    ax.set_title("Game analysis: circles mark inaccuracies, mistakes and blunders")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = [
+    "DEFAULT_SECONDS",
+    "MARKS",
+    "MoveAnalysis",
+    "analyse_game",
+    "analyse_move",
+    "analyse_ply",
+    "mark",
+    "plot",
+    "to_json",
+]

@@ -1,0 +1,871 @@
+"""The ``places`` encoding: actions against the open places, a board centred on the play.
+
+This is the default encoding of every environment (``encoding="places"``);
+the older fixed-window encoding (``codec.py``, ``observation.py``) stays
+available as ``encoding="window"`` for comparison.
+
+**Actions.**  Each turn the counter has a list of *candidate places*: every
+open place (an empty card position touching a not-delivered donut, the
+engine's ``Counter.places``) sorted in reading order (smallest ``y``, then
+smallest ``x``), at most ``K`` of them; and a list of *candidate boxes*: every
+open box (a not-delivered run of 3+) named by its first cell in reading
+order, sorted the same way, at most ``B``.  Both lists are public (they come
+from the counter only).  Indices, in order:
+
+1. **place** (``64 * K``): ``k * 64 + slot * 16 + rot_index * 4 + lock``:
+   candidate place ``k``, tray ``slot`` 0-3 (only the first slot of a face is
+   ever legal), rotation 0/90/180/270, Cinnamon Roll lock C/S/H/B (0 for a
+   card without an R).  A policy's place logits reshape to ``(K, 4, 4, 4)``.
+2. **box** (``B``): box-it the candidate box ``b``.
+3. **swap** (4): swap the card in that tray slot.
+4. **pass** (1).
+5. **overflow** (1, the last): legal only if the player has legal moves but
+   every one of them lies beyond the ``K``/``B`` bounds; it plays the first
+   of them.  It never happened in any measured game (docs/research.md).
+
+``K`` defaults to bounds well above the most ever measured, also in
+adversarial play that always extends the counter in one direction
+(``DEFAULT_PLACES``); ``B`` to a proven bound (``default_boxes``).  A
+position beyond them sets ``overflow`` in the environments' ``info`` and
+warns once, instead of hiding it.
+
+**Observation.**  ``planes x W x W`` board cells centred on the bounding box
+of the occupied cells (so the play can drift anywhere: only the spread
+matters), then a candidate block (what each place/box index means), then the
+features of ``observation.py``.  The default board width is a proven
+bound (``default_board``: 112 / 168 / 216 cells for 2 / 3 / 4 players), so
+every card and every open place of every game is on it; a smaller
+``window=`` is checked, and anything it misses is flagged in ``info``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Final
+
+import numpy as np
+
+from ..core.cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS
+from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, OWNER_SHIFT, ROLL_BIT, Counter
+from ..core.game import Game
+from ..core.geometry import OFFSET, STRIDE
+from ..core.moves import BOX, PASS, PLACE, SWAP, Move
+from ..core.rules import GAME_INFO, Rules
+from ..core.view import PlayerView
+from .codec import ActionCodec
+from .observation import ObservationEncoder, ObservationLayout
+
+TRAY_SLOTS: Final = GAME_INFO.tray_size
+CHOICES: Final = 16
+CHANNELS: Final = TRAY_SLOTS * CHOICES  # 64 per candidate place
+
+#: Default ``K`` (candidate places) by (Splitzkies?, players).  The most
+#: measured (docs/research.md): Squared Away 102 / 202 open places (2 / 4
+#: players, one-direction play), Splitzkies 208 / 408.
+DEFAULT_PLACES: Final = {
+    (False, 2): 128,
+    (False, 3): 192,
+    (False, 4): 256,
+    (True, 2): 256,
+    (True, 3): 384,
+    (True, 4): 512,
+}
+
+
+def default_boxes(players: int) -> int:
+    """Default ``B``: a proven bound.  Open boxes are disjoint runs of 3 or
+    more donuts, and a game never has more than ``4 * 30 * players`` donuts
+    on the counter, so at most ``40 * players`` boxes are open at once."""
+    return 4 * GAME_INFO.deck_size * players // 3
+
+
+def default_board(players: int) -> int:
+    """Default board width (cells) of the centred observation: a proven bound.
+
+    A card must touch a donut already down, so it widens (or heightens) the
+    occupied area by at most 2 cells, and a game has at most ``26 n - 1``
+    placements (``length.py``: ``25 n`` before the Final Lap, ``n - 1`` in
+    it), so the occupied area spreads over at most ``s = 2 + 2 (26 n - 1)``
+    cells.  The board centred on it (NW corner rounded to even) holds every
+    cell and every open place's NW cell when ``W >= s + 5``; rounded up to a
+    multiple of 8: 112 / 168 / 216 cells for 2 / 3 / 4 players.
+    """
+    spread = 2 + 2 * (26 * players - 1)
+    return -(-(spread + 5) // 8) * 8
+
+
+#: The default board of two players (``default_board(2)``).
+DEFAULT_BOARD: Final = 112
+
+_ROT_INDEX: Final = {rot: i for i, rot in enumerate(ROTATIONS)}
+_WARNED: set[str] = set()
+
+
+def overflow_warning(what: str) -> None:
+    """Warn once per kind of overflow (the environments also flag it in ``info``)."""
+    if what not in _WARNED:
+        _WARNED.add(what)
+        warnings.warn(
+            f"donutbox.envs: a position exceeds the encoding's {what} bound; "
+            "see info['overflow'] and docs/research.md",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _pack(x: int, y: int) -> int:
+    return x + OFFSET + (y + OFFSET) * STRIDE
+
+
+@dataclass
+class Turn:
+    """The candidate lists of one position (public), and a tray."""
+
+    places: list[int]  # packed cells, reading order, at most K
+    place_index: dict[int, int]
+    boxes: list[int]  # first cells of open boxes, reading order, at most B
+    box_index: dict[int, int]
+    tray: tuple[str, ...]
+    lost_places: int = 0  # open places beyond K
+    lost_boxes: int = 0
+
+
+@dataclass(frozen=True)
+class PlacesCodec:
+    """Action indices <-> moves against a position's candidate lists (module doc)."""
+
+    rules: Rules = field(default_factory=Rules)
+    players: int = 2
+    max_places: int | None = None
+    max_boxes: int | None = None
+
+    def __post_init__(self) -> None:
+        k = self.max_places
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ValueError(f"max_places must be a positive integer, not {k!r}")
+        b = self.max_boxes
+        if b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
+            raise ValueError(f"max_boxes must be a positive integer, not {b!r}")
+
+    @cached_property
+    def places(self) -> int:
+        """``K``: how many candidate places the actions can name."""
+        if self.max_places is not None:
+            return self.max_places
+        return DEFAULT_PLACES[(not self.rules.squared, self.players)]
+
+    @cached_property
+    def boxes(self) -> int:
+        """``B``: how many candidate boxes the actions can name."""
+        return default_boxes(self.players) if self.max_boxes is None else self.max_boxes
+
+    @cached_property
+    def box_base(self) -> int:
+        return CHANNELS * self.places
+
+    @cached_property
+    def swap_base(self) -> int:
+        return self.box_base + self.boxes
+
+    @cached_property
+    def pass_action(self) -> int:
+        return self.swap_base + TRAY_SLOTS
+
+    @cached_property
+    def overflow_action(self) -> int:
+        return self.pass_action + 1
+
+    @cached_property
+    def size(self) -> int:
+        return self.overflow_action + 1
+
+    # -- the candidate lists --------------------------------------------------
+
+    def turn(self, counter: Counter, tray: Sequence[str]) -> Turn:
+        """The candidate lists of a counter, for a player holding ``tray``."""
+        places = sorted(counter.places)
+        k = self.places
+        lost_p = max(0, len(places) - k)
+        if lost_p:
+            places = places[:k]
+        runs = counter.runs
+        boxes = sorted(runs[rid].first for rid in counter.box_ids)
+        lost_b = max(0, len(boxes) - self.boxes)
+        if lost_b:
+            boxes = boxes[: self.boxes]
+        return Turn(
+            places,
+            {p: i for i, p in enumerate(places)},
+            boxes,
+            {c: i for i, c in enumerate(boxes)},
+            tuple(tray),
+            lost_p,
+            lost_b,
+        )
+
+    # -- moves <-> indices ----------------------------------------------------
+
+    def encode(self, move: Move, turn: Turn) -> int:
+        """The index of ``move`` in this turn; ValueError naming why if none."""
+        kind = move.kind
+        tray = turn.tray
+        if kind == PLACE:
+            slot = _slot(move.face, tray)
+            if move.rot not in _ROT_INDEX:
+                raise ValueError(f"bad rotation {move.rot}")
+            if ROLL in move.face:
+                if move.lock not in FLAVOUR_INDEX:
+                    raise ValueError(f"{move}: a card with an R needs its lock written (=F)")
+                lock = FLAVOUR_INDEX[move.lock]
+            elif move.lock:
+                raise ValueError(f"{move}: only a card with an R locks")
+            else:
+                lock = 0
+            k = turn.place_index.get(_pack(move.x, move.y))
+            if k is None:
+                raise ValueError(f"{move}: {move.x},{move.y} is not a candidate place")
+            return k * CHANNELS + slot * CHOICES + _ROT_INDEX[move.rot] * 4 + lock
+        if kind == BOX:
+            b = turn.box_index.get(_pack(move.x, move.y))
+            if b is None:
+                raise ValueError(f"{move}: no candidate box starts at {move.x},{move.y}")
+            return self.box_base + b
+        if kind == SWAP:
+            return self.swap_base + _slot(move.face, tray)
+        if kind == PASS:
+            return self.pass_action
+        raise ValueError(f"unknown move kind {kind!r}")
+
+    def decode(self, action: int, turn: Turn) -> Move:
+        """The move an index stands for in this turn (ValueError if none)."""
+        a = _index(action, self.size)
+        tray = turn.tray
+        if a < self.box_base:
+            k, channel = divmod(a, CHANNELS)
+            slot, choice = divmod(channel, CHOICES)
+            rot_index, lock = divmod(choice, 4)
+            if k >= len(turn.places):
+                raise ValueError(f"action {a}: there is no candidate place {k} now")
+            face = _face(slot, tray)
+            if ROLL in face:
+                lock_letter = FLAVOURS[lock]
+            elif lock:
+                raise ValueError(f"action {a}: {face} has no R to lock")
+            else:
+                lock_letter = ""
+            row, col = divmod(turn.places[k], STRIDE)
+            return Move(PLACE, face, col - OFFSET, row - OFFSET, ROTATIONS[rot_index], lock_letter)
+        if a < self.swap_base:
+            b = a - self.box_base
+            if b >= len(turn.boxes):
+                raise ValueError(f"action {a}: there is no candidate box {b} now")
+            row, col = divmod(turn.boxes[b], STRIDE)
+            return Move(BOX, "", col - OFFSET, row - OFFSET)
+        if a < self.pass_action:
+            return Move(SWAP, _face(a - self.swap_base, tray))
+        if a == self.pass_action:
+            return Move(PASS)
+        raise ValueError(f"action {a} (overflow) stands for a move beyond the bounds")
+
+    def to_notation(self, action: int, turn: Turn) -> str:
+        return str(self.decode(action, turn))
+
+    def from_notation(self, text: str, turn: Turn) -> int:
+        return self.encode(Move.parse(text), turn)
+
+    def describe(self, action: int) -> str:
+        """An index in words, without a position: ``place3 slot1/90 lock2``."""
+        a = _index(action, self.size)
+        if a < self.box_base:
+            k, channel = divmod(a, CHANNELS)
+            slot, choice = divmod(channel, CHOICES)
+            rot_index, lock = divmod(choice, 4)
+            return f"place{k} slot{slot}/{ROTATIONS[rot_index]} lock{lock}"
+        if a < self.swap_base:
+            return f"box{a - self.box_base}"
+        if a < self.pass_action:
+            return f"swap slot{a - self.swap_base}"
+        return PASS if a == self.pass_action else "overflow"
+
+    def legal(self, moves: Iterable[Move], turn: Turn) -> tuple[dict[int, Move], int]:
+        """The engine's legal moves as ``action -> move``, and how many legal
+        moves lie beyond the bounds (0 in every measured game)."""
+        out: dict[int, Move] = {}
+        slots: dict[str, int] = {}
+        for i, face in enumerate(turn.tray[:TRAY_SLOTS]):
+            slots.setdefault(face, i)
+        place_index = turn.place_index
+        box_index = turn.box_index
+        rot_index = _ROT_INDEX
+        lock_index = FLAVOUR_INDEX
+        lost = 0
+        first_lost: Move | None = None
+        for move in moves:
+            kind = move.kind
+            if kind == PLACE:
+                k = place_index.get(move.x + OFFSET + (move.y + OFFSET) * STRIDE)
+                if k is None:
+                    lost += 1
+                    first_lost = first_lost or move
+                    continue
+                lock = move.lock
+                out[
+                    k * CHANNELS
+                    + slots[move.face] * CHOICES
+                    + rot_index[move.rot] * 4
+                    + (lock_index[lock] if lock else 0)
+                ] = move
+            elif kind == BOX:
+                b = box_index.get(move.x + OFFSET + (move.y + OFFSET) * STRIDE)
+                if b is None:
+                    lost += 1
+                    first_lost = first_lost or move
+                    continue
+                out[self.box_base + b] = move
+            elif kind == SWAP:
+                out[self.swap_base + slots[move.face]] = move
+            else:
+                out[self.pass_action] = move
+        if not out and first_lost is not None:
+            out[self.overflow_action] = first_lost
+        return out, lost
+
+    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
+        """The legal actions of the player to move, straight from the open
+        places and the matching rule (the same rule ``Game.legal_moves``
+        applies; a test checks they agree move for move), and how many legal
+        moves lie beyond the bounds.  Built as a mask with numpy; moves are
+        decoded only when asked for."""
+        match = game.rules.match_rule
+        counter = game.counter
+        places = counter.places
+        me = game.to_move
+        assert me is not None
+        tray = turn.tray
+        faces: list[tuple[int, str]] = []
+        seen: set[str] = set()
+        for i, face in enumerate(tray[:TRAY_SLOTS]):
+            if face not in seen:
+                seen.add(face)
+                faces.append((i, face))
+        memo = _FITBITS.setdefault(match, {})
+        n = len(turn.places)
+        bits = np.zeros((self.places, TRAY_SLOTS), dtype=np.int64)
+        placed = False
+        if n and faces:
+            shape = tuple(f for _, f in faces)
+            slots = [i for i, _ in faces]
+            rows = []
+            for p in turn.places:
+                key = places[p] & 0xFFFF
+                v = memo.get((shape, key))
+                if v is None:
+                    v = memo[(shape, key)] = tuple(
+                        sum(
+                            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+                            for rot, lock in match.fits(face, key)
+                        )
+                        for face in shape
+                    )
+                rows.append(v)
+            bits[:n, slots] = rows
+            placed = bool(bits.any())
+        mask = np.zeros(self.size, dtype=np.int8)
+        mask[: self.box_base] = ((bits[:, :, None] >> _SHIFTS) & 1).reshape(-1)
+        lost = 0
+        if turn.lost_places:
+            # open places beyond K: count (never build) their legal placements
+            for p in sorted(places)[self.places :]:
+                key = places[p] & 0xFFFF
+                for _, face in faces:
+                    lost += len(match.fits(face, key))
+            placed = placed or lost > 0
+        runs = counter.runs
+        box_index = turn.box_index
+        for rid in counter.box_ids:
+            r = runs[rid]
+            if 2 * r.held[me] >= len(r.cells):
+                b = box_index.get(r.first)
+                if b is None:
+                    lost += 1
+                else:
+                    mask[self.box_base + b] = 1
+        if not placed:
+            if game.piles[me]:
+                for i, _ in faces:
+                    mask[self.swap_base + i] = 1
+            else:
+                mask[self.pass_action] = 1
+        if lost and not mask.any():
+            mask[self.overflow_action] = 1
+        return LegalActions(self, turn, game, mask), lost
+
+    def mask(self, legal: Iterable[int], out: np.ndarray | None = None) -> np.ndarray:
+        """An int8 mask of length ``size`` (written into ``out`` if given)."""
+        if isinstance(legal, LegalActions):
+            if out is None:
+                return legal.mask.copy()
+            out[:] = legal.mask
+            return out
+        if out is None:
+            out = np.zeros(self.size, dtype=np.int8)
+        else:
+            out.fill(0)
+        idx = list(legal)
+        if idx:
+            out[idx] = 1
+        return out
+
+
+#: Per matching rule, (distinct tray faces, requirement) -> per face the
+#: fitting (rotation, lock) choices as a 16-bit set (bit ``rot_index * 4 + lock``).
+_FITBITS: Final[dict[object, dict[tuple[tuple[str, ...], int], tuple[int, ...]]]] = {}
+_SHIFTS: Final = np.arange(CHOICES, dtype=np.int64)
+
+
+class LegalActions(Mapping[int, Move]):
+    """The legal actions of one turn as a read-only ``action -> Move``
+    mapping over its mask; a move is decoded only when looked up."""
+
+    __slots__ = ("_actions", "_codec", "_game", "_turn", "mask")
+
+    def __init__(self, codec: PlacesCodec, turn: Turn, game: Game, mask: np.ndarray) -> None:
+        self._codec = codec
+        self._turn = turn
+        self._game = game
+        self.mask = mask  # int8, read-only by convention: copy before changing
+        self._actions: list[int] | None = None
+
+    def __getitem__(self, action: int) -> Move:
+        if action not in self:
+            raise KeyError(action)
+        if action == self._codec.overflow_action:
+            return _first_lost(self._game, self._turn, self._codec)
+        return self._codec.decode(action, self._turn)
+
+    def __contains__(self, action: object) -> bool:
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            return False
+        return 0 <= int(action) < len(self.mask) and bool(self.mask[int(action)])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.actions())
+
+    def __len__(self) -> int:
+        return len(self.actions())
+
+    def actions(self) -> list[int]:
+        """The legal action indices, in increasing order."""
+        if self._actions is None:
+            self._actions = np.flatnonzero(self.mask).tolist()
+        return self._actions
+
+
+def _first_lost(game: Game, turn: Turn, codec: PlacesCodec) -> Move:
+    for move in game.legal_moves():
+        try:
+            codec.encode(move, turn)
+        except ValueError:
+            return move
+    raise KeyError(codec.overflow_action)
+
+
+def _slot(face: str, tray: Sequence[str]) -> int:
+    for i, f in enumerate(tray[:TRAY_SLOTS]):
+        if f == face:
+            return i
+    raise ValueError(f"{face} is not in the tray {' '.join(tray) or '(empty)'}")
+
+
+def _face(slot: int, tray: Sequence[str]) -> str:
+    if slot >= len(tray):
+        raise ValueError(f"tray slot {slot} is empty")
+    return tray[slot]
+
+
+def _index(action: object, size: int) -> int:
+    if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        raise ValueError(f"an action is an integer, not {type(action).__name__}")
+    a = int(action)
+    if not 0 <= a < size:
+        raise ValueError(f"action {a} is outside 0..{size - 1}")
+    return a
+
+
+# -- observations ---------------------------------------------------------------
+
+#: Per candidate place: present, row, column (window cells, / W), then the
+#: place's requirement (16 bits: quadrant NW, NE, SE, SW x flavour C, S, H, B
+#: of the not-delivered neighbours it must match).
+PLACE_FEATURES: Final = 3 + 16
+
+
+def box_features(players: int) -> int:
+    """Per candidate box: present, row, column (/ W), size / 10, has an R,
+    then donuts held per seat (relative to the observer) / 10."""
+    return 5 + players
+
+
+@dataclass(frozen=True)
+class CentredLayout:
+    """Shapes of the ``places`` observation: ``board`` (planes x W x W),
+    ``places`` (K x 19), ``boxes`` (B x (5 + n)), ``features`` (as
+    ``observation.py``).  The flat vector is those four, in that order."""
+
+    players: int
+    board: int
+    places: int
+    boxes: int
+
+    @property
+    def planes(self) -> int:
+        # C S H B, roll, delivered, start card, seat 0..n-1, open box, open place
+        return 9 + self.players
+
+    @property
+    def board_shape(self) -> tuple[int, int, int]:
+        return (self.planes, self.board, self.board)
+
+    @cached_property
+    def feature_layout(self) -> ObservationLayout:
+        """The features' layout (``observation.py``, without its board)."""
+        return ObservationLayout(self.players, 0)
+
+    @cached_property
+    def slices(self) -> dict[str, slice]:
+        sizes = [
+            ("board", self.planes * self.board * self.board),
+            ("places", self.places * PLACE_FEATURES),
+            ("boxes", self.boxes * box_features(self.players)),
+            ("features", self.feature_layout.feature_size),
+        ]
+        out, at = {}, 0
+        for name, size in sizes:
+            out[name] = slice(at, at + size)
+            at += size
+        return out
+
+    @property
+    def size(self) -> int:
+        return int(self.slices["features"].stop)
+
+    def part(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """``board``, ``places``, ``boxes`` or ``features`` of a flat observation, shaped."""
+        flat = obs[self.slices[name]]
+        if name == "board":
+            return flat.reshape(self.board_shape)
+        if name == "places":
+            return flat.reshape(self.places, PLACE_FEATURES)
+        if name == "boxes":
+            return flat.reshape(self.boxes, box_features(self.players))
+        return flat
+
+    def feature(self, obs: np.ndarray, name: str) -> np.ndarray:
+        return self.part(obs, "features")[self.feature_layout.feature_slices[name]]
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        low = np.zeros(self.size, dtype=np.float32)
+        high = np.ones(self.size, dtype=np.float32)
+        # sizes and holdings: at most every donut of every deck, / 10
+        # a candidate's row and column may lie a little outside the board
+        for name in ("places", "boxes"):
+            self.part(low, name)[:, 1:3] = -1.0
+            self.part(high, name)[:, 1:3] = 2.0
+        boxes = self.part(high, "boxes")
+        boxes[:, 3] = 4 * GAME_INFO.deck_size * self.players / 10
+        boxes[:, 5:] = 4 * GAME_INFO.deck_size / 10
+        _, fhigh = self.feature_layout.bounds()
+        high[self.slices["features"]] = fhigh[self.feature_layout.board_size :]
+        return low, high
+
+
+class CentredEncoder:
+    """Observations of the ``places`` encoding (module doc), from a view or
+    from a game and a seat (reading only what that seat's view holds)."""
+
+    def __init__(self, players: int, board: int, codec: PlacesCodec) -> None:
+        if isinstance(board, bool) or not isinstance(board, int) or board < 8 or board % 2:
+            raise ValueError(f"board must be an even integer of at least 8, not {board!r}")
+        self.codec = codec
+        self.layout = CentredLayout(players, board, codec.places, codec.boxes)
+        self._features = ObservationEncoder(players, 0)
+
+    def origin(self, counter: Counter) -> tuple[int, int, int]:
+        """The window's NW cell (x0, y0) and how many occupied cells fall
+        outside it (0 unless the play spreads wider than the board)."""
+        return self._origin(counter)[:3]
+
+    def _origin(
+        self, counter: Counter
+    ) -> tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        cells = counter.cells
+        w = self.layout.board
+        if not cells:
+            return -(w // 2), -(w // 2), 0, None, None, None
+        count = len(cells)
+        c = np.fromiter(cells.keys(), dtype=np.int64, count=count)
+        codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
+        rows = c >> 22  # STRIDE = 1 << 22
+        cols = c & (STRIDE - 1)
+        r0, r1 = int(rows.min()), int(rows.max())
+        c0, c1 = int(cols.min()), int(cols.max())
+        # centre, on even coordinates so that Squared Away's grid stays put
+        y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
+        x0 = ((c0 + c1 + 1) // 2 - w // 2) & ~1
+        rows -= y0
+        cols -= x0
+        lost = 0
+        if r1 - r0 >= w - 8 or c1 - c0 >= w - 8:  # near the edge: count exactly
+            inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
+            lost = int(count - inside.sum())
+            rows, cols, codes = rows[inside], cols[inside], codes[inside]
+        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes
+
+    def encode(
+        self, view: PlayerView, turn: Turn | None = None, private: bool = True
+    ) -> tuple[np.ndarray, int]:
+        """The observation of ``view.player`` and how many occupied cells it
+        could not show (0 unless the board bound is exceeded)."""
+        if turn is None:
+            turn = self.codec.turn(view.counter, view.tray if private else ())
+        obs = np.zeros(self.layout.size, dtype=np.float32)
+        lost = self._board(obs, view.counter, view.player, turn)
+        feats = obs[self.layout.slices["features"]]
+        self._features.features_into(feats, view, private)
+        return obs, lost
+
+    def encode_game(
+        self, game: Game, seat: int, turn: Turn | None = None
+    ) -> tuple[np.ndarray, int]:
+        """``encode(game.view(seat))`` without building the view: reads the
+        counter, the seat's own tray and public counts only."""
+        if turn is None:
+            turn = self.codec.turn(game.counter, game.trays[seat])
+        obs = np.zeros(self.layout.size, dtype=np.float32)
+        lost = self._board(obs, game.counter, seat, turn)
+        feats = obs[self.layout.slices["features"]]
+        self._features.features_from_game(feats, game, seat)
+        return obs, lost
+
+    def _board(self, obs: np.ndarray, counter: Counter, me: int, turn: Turn) -> int:
+        layout = self.layout
+        n = layout.players
+        w = layout.board
+        board = obs[layout.slices["board"]].reshape(layout.board_shape)
+        x0, y0, lost, rows, cols, codes = self._origin(counter)
+        offr = y0 + OFFSET
+        offc = x0 + OFFSET
+        if rows is not None and cols is not None and codes is not None:
+            board[codes & FLAVOUR_BITS, rows, cols] = 1.0
+            board[4, rows, cols] = (codes & ROLL_BIT) != 0
+            board[5, rows, cols] = (codes & DELIVERED_BIT) != 0
+            owner = (codes >> OWNER_SHIFT) - 1
+            board[np.where(owner < 0, 6, 7 + (owner - me) % n), rows, cols] = 1.0
+        runs = counter.runs
+        if counter.box_ids:
+            boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
+            bc = np.array(boxed, dtype=np.int64)
+            br = (bc >> 22) - offr
+            bk = (bc & (STRIDE - 1)) - offc
+            ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
+            board[7 + n, br[ok], bk[ok]] = 1.0
+        if turn.places:
+            places = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)
+            count = len(turn.places)
+            pc = np.array(turn.places, dtype=np.int64)
+            pr = (pc >> 22) - offr
+            pk = (pc & (STRIDE - 1)) - offc
+            reqs = counter.places
+            keys = np.fromiter((reqs[p] & 0xFFFF for p in turn.places), np.int64, count)
+            places[:count, 0] = 1.0
+            places[:count, 1] = pr / w
+            places[:count, 2] = pk / w
+            places[:count, 3:] = _BITS[keys]
+            ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
+            board[8 + n, pr[ok], pk[ok]] = 1.0
+        if turn.boxes:
+            boxes = obs[layout.slices["boxes"]].reshape(layout.boxes, box_features(n))
+            run_of = counter.run_of
+            table = []
+            for first in turn.boxes:
+                run = runs[run_of[first]]
+                held = run.held
+                table.append(
+                    (
+                        1.0,
+                        ((first >> 22) - offr) / w,
+                        ((first & (STRIDE - 1)) - offc) / w,
+                        len(run.cells) / 10,
+                        1.0 if run.rolls else 0.0,
+                        *[held[(me + k) % n] / 10 for k in range(n)],
+                    )
+                )
+            boxes[: len(table)] = table
+        return lost
+
+
+#: The 16 requirement bits of every requirement key, as float rows.
+_BITS: Final = ((np.arange(1 << 16)[:, None] >> np.arange(16)) & 1).astype(np.float32)
+
+
+# -- what the environments use ---------------------------------------------------
+
+ENCODINGS: Final = ("places", "window")
+
+
+class Encoder:
+    """One environment's encoding: ``places`` (default) or ``window`` (the
+    older fixed window of ``codec.py``/``observation.py``), with the
+    per-turn cache every step needs (legal actions, candidate lists)."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        players: int,
+        encoding: str = "places",
+        window: int | None = None,
+        max_places: int | None = None,
+        max_boxes: int | None = None,
+    ) -> None:
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be places or window, not {encoding!r}")
+        self.name = encoding
+        self.players = players
+        if encoding == "places":
+            self.codec: PlacesCodec | ActionCodec = PlacesCodec(
+                rules, players, max_places, max_boxes
+            )
+            self.board = default_board(players) if window is None else window
+            self.centred = CentredEncoder(players, self.board, self.codec)
+            self.size = self.centred.layout.size
+            self.bounds = self.centred.layout.bounds
+        else:
+            from .codec import default_window
+
+            self.board = default_window(players) if window is None else window
+            self.codec = ActionCodec(rules, self.board)
+            self.window_encoder = ObservationEncoder(players, self.board)
+            self.size = self.window_encoder.layout.size
+            self.bounds = self.window_encoder.layout.bounds
+        self.actions = self.codec.size
+        self._key: tuple[int, int, int] | None = None
+        self._turn: Turn | None = None
+        self._legal: Mapping[int, Move] = {}
+        self._lost = 0
+
+    def _refresh(self, game: Game) -> None:
+        key = (id(game), game.ply, -1 if game.finished else (game.to_move or 0))
+        if key == self._key:
+            return
+        self._key = key
+        to_move = game.to_move
+        if game.finished or to_move is None:
+            self._turn = None
+            self._legal = {}
+            self._lost = 0
+            return
+        tray = game.trays[to_move]
+        if isinstance(self.codec, PlacesCodec):
+            turn = self.codec.turn(game.counter, tray)
+            self._turn = turn
+            self._legal, self._lost = self.codec.legal_actions(game, turn)
+        else:
+            moves = game.legal_moves()
+            self._turn = None
+            self._legal = self.codec.legal(moves, tray)
+            self._lost = len(moves) - len(self._legal)
+            if self.codec.outside_action in self._legal:
+                self._lost += 1
+
+    def legal(self, game: Game) -> Mapping[int, Move]:
+        """The player to move's legal actions (cached per turn)."""
+        self._refresh(game)
+        return self._legal
+
+    def turn(self, game: Game) -> Turn | None:
+        """The candidate lists of the player to move (``places`` only)."""
+        self._refresh(game)
+        return self._turn
+
+    def lost_cells(self, game: Game) -> int:
+        """Occupied cells the board cannot show (0 in every measured game)."""
+        if isinstance(self.codec, PlacesCodec):
+            return self.centred.origin(game.counter)[2]
+        lo, w = -(self.board // 2), self.board
+        lost = 0
+        for c in game.counter.cells:
+            row, col = divmod(c, STRIDE)
+            if not (lo <= row - OFFSET < lo + w and lo <= col - OFFSET < lo + w):
+                lost += 1
+        return lost
+
+    def overflow(self, game: Game, seat: int) -> dict[str, int]:
+        """What this position's encoding could not show or name (all 0 in
+        every measured game): ``cells`` of the board, legal ``moves``,
+        candidate ``places`` and ``boxes`` beyond the bounds."""
+        self._refresh(game)
+        out = {"cells": self.lost_cells(game), "moves": 0, "places": 0, "boxes": 0}
+        if game.to_move == seat:
+            out["moves"] = self._lost
+            if self._turn is not None:
+                out["places"] = self._turn.lost_places
+                out["boxes"] = self._turn.lost_boxes
+        for what, count in out.items():
+            if count:
+                overflow_warning(what)
+        return out
+
+    def observe(self, game: Game, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (only what its view holds)."""
+        if isinstance(self.codec, PlacesCodec):
+            self._refresh(game)
+            turn = self._turn if game.to_move == seat and self._turn is not None else None
+            return self.centred.encode_game(game, seat, turn)[0]
+        return self.window_encoder.encode(game.view(seat))
+
+    def mask(self, game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        legal = self.legal(game) if game.to_move == seat and not game.finished else {}
+        return self.codec.mask(legal, out)
+
+    def describe(self, action: int) -> str:
+        return self.codec.describe(action)
+
+    def encode(self, game: Game, move: Move | str) -> int:
+        """The action index of a move of the player to move (ValueError if
+        the encoding cannot name it)."""
+        if isinstance(move, str):
+            move = Move.parse(move)
+        to_move = game.to_move
+        if to_move is None:
+            raise ValueError("the game is over")
+        if isinstance(self.codec, PlacesCodec):
+            turn = self.turn(game)
+            assert turn is not None
+            return self.codec.encode(move, turn)
+        return self.codec.encode(move, game.trays[to_move])
+
+    def decode(self, game: Game, action: int) -> Move:
+        """The move an action index stands for now (ValueError if none)."""
+        to_move = game.to_move
+        if to_move is None:
+            raise ValueError("the game is over")
+        if isinstance(self.codec, PlacesCodec):
+            turn = self.turn(game)
+            assert turn is not None
+            return self.codec.decode(action, turn)
+        return self.codec.decode(action, game.trays[to_move])
+
+
+def tray_only(enc: Encoder, tray: Sequence[str]) -> np.ndarray:
+    """An observation with nothing but a tray (during the OpenSpiel deal)."""
+    if enc.name != "places":
+        return enc.window_encoder.encode_tray_only(tray)
+    layout = enc.centred.layout
+    obs = np.zeros(layout.size, dtype=np.float32)
+    feats = obs[layout.slices["features"]]
+    fl = layout.feature_layout
+    enc.centred._features._tray(feats[fl.feature_slices["tray"]], tray)
+    return obs
