@@ -316,7 +316,8 @@ async function start() {
   const nav = $("#btn-community");
   if (!nav) return;
   for (const b of document.querySelectorAll("header nav button")) {
-    if (b !== nav) b.addEventListener("click", () => { panel().hidden = true; });
+    // Buttons that open another panel (not toggles such as Sound).
+    if (b !== nav && !b.hasAttribute("aria-pressed")) b.addEventListener("click", () => { panel().hidden = true; });
   }
   nav.addEventListener("click", async () => {
     if (!store.meta) { try { store.meta = await call("/api/meta"); } catch (err) { /* shown by app.js */ } }
