@@ -26,7 +26,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import routes_local, routes_meta, routes_online, security
+from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
 from .hub import Hub
 from .routing import install_error_handlers
 from .session import warm_up
@@ -56,6 +56,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     # Made now, not at start-up, so that a bad URL or an unwritable file is
     # reported by whoever creates the app (``donutbox serve``: one line).
     engine = make_engine(db_url)
+    migrate.upgrade(engine)  # the community's tables (docs/community.md)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
@@ -69,6 +70,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
             if pool is not None:
                 pool.submit(warm_up)  # start the worker now, not at the first AI move
         app.state.hub = hub
+        routes_lobby.start(app, hub)
         hub.start()
         _tune_gc()
         yield
@@ -90,6 +92,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     app.include_router(routes_meta.router)
     app.include_router(routes_online.router)
     app.include_router(routes_local.router)
+    routes_lobby.install(app)  # accounts, lobby, ratings
 
     if STATIC.exists():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -1,0 +1,243 @@
+"""The lobby over HTTP and a WebSocket (docs/community.md): open tables,
+quick match, invitations, presence.  Signed-in players only; every POST
+checks CSRF.
+
+A full table becomes an online game through ``routes_online.new_online_game``
+(the code behind ``POST /api/online``): the same seat tokens, digests,
+clocks and protocol.  Each player's seat token is in their own lobby state
+(``games``) and history, never in anyone else's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, Field
+
+from ..core import RULE_OPTIONS
+from .accounts import SESSION_COOKIE, User
+from .errors import Invalid, NoSuchGame
+from .hub import Hub
+from .lobby import Lobby
+from .models import ClockOption, NewOnlineGame, RuleFields, rules_of
+from .online import RateLimit
+from .ratings import Ratings, ordinal
+from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
+from .routes_online import new_online_game
+
+router = APIRouter()
+
+#: Lobby sockets: at most this many per player and in all.
+MAX_SOCKETS_PER_USER = 4
+MAX_SOCKETS = 2000
+#: Largest message a lobby socket takes (only pings are sent).
+MAX_LOBBY_MESSAGE = 256
+#: How often waiting players are paired again and ended games settled.
+TICK_SECONDS = 2.0
+CLOSE_SIGN_IN = 4401
+CLOSE_TOO_MANY = 4429
+
+
+class NewTable(RuleFields):  # type: ignore[misc,valid-type]
+    players: int = Field(2, ge=2, le=4)
+    clock: ClockOption | None = None
+    rated: bool = Field(True, description="a rated game allows no takebacks")
+    takebacks: bool = Field(False, description="allow takebacks (the game is then unrated)")
+
+
+class QuickMatch(RuleFields):  # type: ignore[misc,valid-type]
+    players: int = Field(2, ge=2, le=4)
+
+
+class Invitation(BaseModel):
+    to: str = Field(..., max_length=20, description="the friend's user name")
+    table: str = Field(..., max_length=32, description="a table you sit at")
+
+
+def _rules(body: BaseModel) -> tuple[dict[str, Any], str, str]:
+    r = rules_of(body)
+    return {o.name: getattr(body, o.name) for o in RULE_OPTIONS}, r.key(), r.label()
+
+
+def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
+    async def start(
+        rules: dict[str, Any],
+        rules_key: str,
+        rules_label: str,
+        users: list[User],
+        clock: dict[str, float] | None,
+        rated: bool,
+        takebacks: bool,
+    ) -> str:
+        req = NewOnlineGame(
+            seats=[{"name": u.name} for u in users],
+            clock=clock,
+            takebacks=takebacks,
+            **rules,
+        )
+        made = await new_online_game(req, hub)
+        tokens = [s["token"] for s in made["seats"]]
+        await asyncio.to_thread(
+            ratings.record_game,
+            made["id"],
+            rules_key,
+            rules_label,
+            rated and not takebacks,
+            [(u.id, t) for u, t in zip(users, tokens, strict=True)],
+        )
+        return str(made["id"])
+
+    return start
+
+
+def lobby_state(c: Community, user: User) -> dict[str, Any]:
+    state = c.lobby.state_for(user)
+    state["games"] = [h for h in c.ratings.history(user.id, limit=20) if not h["finished"]]
+    c.lobby.started.pop(user.id, None)
+    return state
+
+
+@router.get("/api/lobby")
+async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
+    """The lobby as the signed-in player sees it (``games``: their games in
+    progress, each with their own seat's link)."""
+    c.lobby.touch(me.user)
+    return await asyncio.to_thread(lobby_state, c, me.user)
+
+
+@router.post("/api/lobby/tables", dependencies=[Csrf])
+async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
+    c.lobby.touch(me.user)
+    rules, key, label = _rules(body)
+    clock = None if body.clock is None else body.clock.model_dump()
+    t = await c.lobby.open_table(
+        me.user, rules, key, label, body.players, clock, body.rated, body.takebacks
+    )
+    return t.public()
+
+
+@router.post("/api/lobby/tables/{table_id}/join", dependencies=[Csrf])
+async def join_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
+    c.lobby.touch(me.user)
+    t = await c.lobby.join(me.user, table_id)
+    return {"table": t.public(), "game": t.game}
+
+
+@router.post("/api/lobby/tables/{table_id}/leave", dependencies=[Csrf])
+async def leave_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
+    await c.lobby.leave(me.user, table_id)
+    return {"left": table_id}
+
+
+@router.post("/api/lobby/queue", dependencies=[Csrf])
+async def quick_match(body: QuickMatch, me: Me, c: CommunityDep) -> dict[str, Any]:
+    """Wait for a rated game of these rules with players of a similar rating."""
+    c.lobby.touch(me.user)
+    rules, key, label = _rules(body)
+    r = await asyncio.to_thread(c.ratings.rating, me.user.id, key)
+    game = await c.lobby.enqueue(me.user, rules, key, label, body.players, ordinal(r.mu, r.sigma))
+    return {"queued": game is None, "game": game}
+
+
+@router.post("/api/lobby/queue/leave", dependencies=[Csrf])
+async def leave_queue(me: Me, c: CommunityDep) -> dict[str, Any]:
+    await c.lobby.dequeue(me.user)
+    return {"queued": False}
+
+
+@router.post("/api/lobby/invite", dependencies=[Csrf])
+async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
+    """Invite a signed-in friend to your table: it appears in their lobby
+    at once (their lobby socket)."""
+    to = c.accounts.find(body.to)
+    if to is None:
+        raise Invalid("to: no such player")
+    if not c.lobby.is_online(to.id):
+        raise NoSuchGame("to: that player is not in the lobby now")
+    c.lobby.invite(me.user, to, body.table)
+    return {"invited": to.name}
+
+
+@router.websocket("/api/lobby/ws")
+async def lobby_socket(ws: WebSocket) -> None:
+    """Sends ``{"type": "lobby", "lobby": <GET /api/lobby>}`` whenever the
+    lobby changes; takes only ``{"type": "ping"}``.  The session cookie
+    signs it in; an Origin of another site is refused (close 4401)."""
+    c: Community = ws.app.state.community
+    who = c.accounts.session(ws.cookies.get(SESSION_COOKIE))
+    if who is None or not origin_ok(ws.headers.get("origin"), ws.headers.get("host")):
+        await ws.close(code=CLOSE_SIGN_IN)
+        return
+    user = who.user
+    total = sum(len(v) for v in c.lobby.listeners.values())
+    if total >= MAX_SOCKETS or len(c.lobby.listeners.get(user.id, ())) >= MAX_SOCKETS_PER_USER:
+        await ws.close(code=CLOSE_TOO_MANY)
+        return
+    await ws.accept()
+    event = asyncio.Event()
+    event.set()
+
+    async def sender() -> None:
+        while True:
+            await event.wait()
+            event.clear()
+            state = await asyncio.to_thread(lobby_state, c, user)
+            await ws.send_text(json.dumps({"type": "lobby", "lobby": state}))
+
+    c.lobby.listen(user, event)
+    task = asyncio.ensure_future(sender())
+    limit = RateLimit(rate=2.0, burst=10)
+    try:
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None or len(text) > MAX_LOBBY_MESSAGE or not limit.allow():
+                if limit.refused > 20 or text is None or len(text) > MAX_LOBBY_MESSAGE:
+                    await ws.close(code=1008)
+                    break
+                continue
+            if '"ping"' in text:
+                await ws.send_text('{"type":"pong"}')
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        c.lobby.unlisten(user, event)
+
+
+def install(app: FastAPI) -> None:
+    """Register the community's routers on ``app`` (create_app calls this)."""
+    from . import routes_accounts
+
+    app.include_router(routes_accounts.router)
+    app.include_router(router)
+
+
+def start(app: FastAPI, hub: Hub) -> Community:
+    """Made at start-up (the lifespan): the accounts, ratings and lobby on the
+    hub's store, and the ticker that pairs the queue and settles ratings."""
+    from .accounts import Accounts
+
+    ratings = Ratings(hub.store)
+    c = Community(Accounts(hub.store.engine), ratings, Lobby())
+    c.lobby.starter = make_starter(hub, ratings)
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            with contextlib.suppress(Exception):
+                await c.lobby.pair_waiting()
+                if await asyncio.to_thread(ratings.settle_all):
+                    c.lobby.changed()
+
+    hub.spawn(tick())
+    app.state.community = c
+    return c

@@ -1,0 +1,332 @@
+// The community screens (docs/community.md): sign in or up, the lobby (open
+// tables, quick match, who is online, invitations live on the lobby
+// socket), the leaderboard and profiles with history.  Hooks into the page:
+// a nav button (#btn-community), a panel (#community) and this module; an
+// online game opens through its usual link (#/online/<id>/<token>), which
+// app.js already follows.  Every POST sends the CSRF token as X-CSRF-Token;
+// the session itself is an HttpOnly cookie this script never sees.
+
+import { $, h, button, showError } from "./dom.js";
+import { ownerToken } from "./api.js";
+import { ruleFields, ruleValues } from "./forms.js";
+import { store } from "./store.js";
+
+const me = { user: null, csrf: "" };
+let socket = null;
+let lobby = null;
+let tab = "lobby";
+
+async function call(path, body, extraHeaders = {}) {
+  const opts = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": me.csrf, ...extraHeaders },
+    body: JSON.stringify(body),
+  };
+  const r = await fetch(path, opts);
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${r.status}`);
+  if (data && typeof data.csrf === "string") me.csrf = data.csrf;
+  return data;
+}
+
+async function refreshAccount() {
+  const a = await call("/api/account");
+  me.user = a.user;
+  me.csrf = a.csrf;
+}
+
+const panel = () => $("#community");
+
+function open() {
+  for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== "community";
+  render();
+}
+
+function section(title, ...children) {
+  const s = h("section", { className: "community-part" });
+  s.append(h("h3", {}, title), ...children);
+  return s;
+}
+
+function tabs() {
+  const bar = h("div", { className: "community-tabs" });
+  for (const [id, label] of [["lobby", "Lobby"], ["leaderboard", "Leaderboard"], ["profile", "My games"]]) {
+    const b = button(label, () => { tab = id; render(); }, { "aria-pressed": String(tab === id), "data-tab": id });
+    bar.append(b);
+  }
+  return bar;
+}
+
+function signInForm() {
+  const form = h("form", { id: "sign-in" });
+  const name = h("input", { name: "name", autocomplete: "username", maxlength: "20", required: "", pattern: "[A-Za-z0-9_\\-]{3,20}" });
+  const pass = h("input", { name: "password", type: "password", autocomplete: "current-password", minlength: "8", maxlength: "128", required: "" });
+  const l1 = h("label", { className: "field" }, "User name ");
+  l1.append(name);
+  const l2 = h("label", { className: "field" }, "Password ");
+  l2.append(pass);
+  const help = h("span", { className: "help" }, "3 to 20 letters, digits, _ or -; a password of 8 to 128 characters. Guests can still play by link and against the AI.");
+  const go = (path) => async () => {
+    try {
+      await call(path, { name: name.value, password: pass.value });
+      await refreshAccount();
+      const guest = ownerToken();
+      if (guest) await call("/api/account/claim", {}, { Authorization: `Bearer ${guest}` }).catch(() => {});
+      connect();
+      render();
+    } catch (err) { showError(err.message); }
+  };
+  form.addEventListener("submit", (e) => { e.preventDefault(); go("/api/account/signin")(); });
+  form.append(l1, l2, help, h("div", { className: "row" }));
+  form.lastChild.append(button("Sign in", go("/api/account/signin"), { id: "btn-sign-in" }), document.createTextNode(" "), button("Sign up", go("/api/account/signup"), { id: "btn-sign-up" }));
+  return section("Sign in or sign up", form);
+}
+
+function accountBar() {
+  const bar = h("p", { className: "community-me" });
+  bar.append(document.createTextNode("Signed in as "), h("strong", { id: "me-name" }, me.user.name), document.createTextNode(" "));
+  bar.append(button("Sign out", async () => {
+    try { await call("/api/account/signout", {}); } catch (err) { showError(err.message); }
+    if (socket) socket.close();
+    socket = null; lobby = null;
+    await refreshAccount();
+    render();
+  }, { id: "btn-sign-out" }));
+  const pw = h("details", {});
+  pw.append(h("summary", {}, "Change password"));
+  const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password" });
+  const neu = h("input", { type: "password", autocomplete: "new-password", minlength: "8", maxlength: "128", "aria-label": "new password" });
+  pw.append(old, neu, button("Change", async () => {
+    try { await call("/api/account/password", { old_password: old.value, new_password: neu.value }); showError("Password changed; your other sessions are signed out."); } catch (err) { showError(err.message); }
+  }));
+  bar.append(pw);
+  return bar;
+}
+
+function tableForm() {
+  const form = h("form", { id: "new-table" });
+  const rules = h("div", { className: "rule-fields" });
+  ruleFields(rules, "table");
+  const players = h("select", { name: "players", "aria-label": "players" });
+  for (const n of [2, 3, 4]) players.append(h("option", { value: String(n) }, `${n} players`));
+  const rated = h("input", { type: "checkbox", name: "rated" });
+  rated.checked = true;
+  const takebacks = h("input", { type: "checkbox", name: "takebacks" });
+  rated.addEventListener("change", () => { if (rated.checked) takebacks.checked = false; });
+  takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; });
+  const minutes = h("input", { type: "number", name: "minutes", min: "0", max: "180", value: "0", "aria-label": "minutes each (0: no clock)" });
+  const lr = h("label", { className: "field" }); lr.append(rated, document.createTextNode(" Rated (no takebacks)"));
+  const lt = h("label", { className: "field" }); lt.append(takebacks, document.createTextNode(" Takebacks (unrated)"));
+  const lm = h("label", { className: "field" }, "Clock, minutes each (0: none) "); lm.append(minutes);
+  form.append(rules, players, lr, lt, lm);
+  const body = () => {
+    const b = { ...ruleValues(form), players: Number(players.value) };
+    return b;
+  };
+  const row = h("div", { className: "row" });
+  row.append(
+    button("Open a table", async () => {
+      const b = { ...body(), rated: rated.checked, takebacks: takebacks.checked };
+      const m = Number(minutes.value);
+      if (m > 0) b.clock = { minutes: m, increment: 15 };
+      try { await call("/api/lobby/tables", b); } catch (err) { showError(err.message); }
+      poll();
+    }, { id: "btn-open-table" }),
+    document.createTextNode(" "),
+    button("Quick match", async () => {
+      try { const r = await call("/api/lobby/queue", body()); if (r.game) showError("Matched: your game is under Your games."); } catch (err) { showError(err.message); }
+      poll();
+    }, { id: "btn-quick-match" }),
+  );
+  form.append(row);
+  return section("A new table", form);
+}
+
+function lobbyView() {
+  const parts = [];
+  if (!lobby) return [h("p", {}, "Loading the lobby…")];
+  if (lobby.games.length) {
+    const ul = h("ul", { id: "my-games" });
+    for (const g of lobby.games) {
+      const li = h("li", {});
+      const a = h("a", { href: g.link, className: "open-game" }, `${g.rules_label}: vs ${g.opponents.join(", ")}`);
+      li.append(a, document.createTextNode(g.rated ? " (rated)" : " (unrated)"));
+      ul.append(li);
+    }
+    parts.push(section("Your games in progress", ul));
+  }
+  if (lobby.invites.length) {
+    const ul = h("ul", { id: "invites" });
+    for (const i of lobby.invites) {
+      const li = h("li", {}, `${i.from} invites you: ${i.rules_label} `);
+      li.append(button("Join", () => join(i.table), { className: "join-invite" }));
+      ul.append(li);
+    }
+    parts.push(section("Invitations", ul));
+  }
+  if (lobby.queued) {
+    const p = h("p", { id: "queued" }, `Waiting for a quick match (${lobby.queued.players} players)… `);
+    p.append(button("Stop waiting", async () => { try { await call("/api/lobby/queue/leave", {}); } catch (err) { showError(err.message); } poll(); }));
+    parts.push(p);
+  }
+  const list = h("ul", { id: "tables" });
+  for (const t of lobby.tables) {
+    const li = h("li", { className: "lobby-table", "data-host": t.host });
+    const clock = t.clock ? `, ${t.clock.minutes} min + ${t.clock.increment} s` : "";
+    li.append(h("span", {}, `${t.rules_label}, ${t.players} players${clock}, ${t.rated ? "rated" : "unrated"}; waiting: ${t.waiting.join(", ")} `));
+    if (lobby.table === t.id) {
+      li.append(button("Leave", async () => { try { await call(`/api/lobby/tables/${encodeURIComponent(t.id)}/leave`, {}); } catch (err) { showError(err.message); } poll(); }, { className: "leave" }));
+      const who = h("select", { "aria-label": "invite a player", className: "invite-who" });
+      for (const n of lobby.online.filter((n) => n !== lobby.me && !t.waiting.includes(n))) who.append(h("option", { value: n }, n));
+      if (who.options.length) {
+        li.append(document.createTextNode(" "), who, button("Invite", async () => {
+          try { await call("/api/lobby/invite", { to: who.value, table: t.id }); showError(`Invited ${who.value}.`); } catch (err) { showError(err.message); }
+        }, { className: "invite" }));
+      }
+    } else {
+      li.append(button("Join", () => join(t.id), { className: "join" }));
+    }
+    list.append(li);
+  }
+  if (!lobby.tables.length) list.append(h("li", {}, "No open table: open one."));
+  parts.push(section("Open tables", list));
+  parts.push(tableForm());
+  const online = h("p", { id: "online-players" }, lobby.online.join(", ") || "nobody");
+  parts.push(section("In the lobby now", online));
+  return parts;
+}
+
+async function join(id) {
+  try {
+    await call(`/api/lobby/tables/${encodeURIComponent(id)}/join`, {});
+  } catch (err) { showError(err.message); }
+  poll();
+}
+
+async function leaderboardView(into) {
+  try {
+    const data = await call("/api/leaderboard");
+    into.replaceChildren();
+    if (!data.boards.length) into.append(h("p", {}, "No rated game yet."));
+    for (const b of data.boards) {
+      const table = h("table", { className: "leaderboard", "data-rules": b.rules });
+      const head = h("tr", {});
+      for (const c of ["#", "Player", "Rating", "Games"]) head.append(h("th", { scope: "col" }, c));
+      table.append(head);
+      for (const e of b.players) {
+        const tr = h("tr", {});
+        const who = h("td", {});
+        who.append(button(e.name, () => showProfile(e.name), { className: "linkish" }));
+        tr.append(h("td", {}, String(e.rank)), who, h("td", {}, e.rating.toFixed(2)), h("td", {}, String(e.games)));
+        table.append(tr);
+      }
+      into.append(section(b.label, table));
+    }
+  } catch (err) { showError(err.message); }
+}
+
+let profileName = null;
+
+function showProfile(name) { profileName = name; tab = "profile"; render(); }
+
+async function profileView(into) {
+  const name = profileName || (me.user && me.user.name);
+  if (!name) return;
+  try {
+    const p = await call(`/api/players/${encodeURIComponent(name)}`);
+    into.replaceChildren();
+    const ratings = h("ul", { id: "ratings" });
+    for (const [key, r] of Object.entries(p.ratings)) ratings.append(h("li", {}, `${r.label || key}: ${r.rating.toFixed(2)} (${r.games} game${r.games === 1 ? "" : "s"}; mu ${r.mu.toFixed(2)}, sigma ${r.sigma.toFixed(2)})`));
+    if (!ratings.children.length) ratings.append(h("li", {}, "No rated game yet."));
+    into.append(section(`${p.name}${p.online ? " (online)" : ""}: ratings`, ratings));
+    const table = h("table", { id: "history" });
+    const head = h("tr", {});
+    for (const c of ["Date", "Rules", "Opponents", "Result", "Rating", ""]) head.append(h("th", { scope: "col" }, c));
+    table.append(head);
+    for (const g of p.history) {
+      const tr = h("tr", { "data-game": g.game });
+      const result = g.finished ? `${ordinal(g.place)} (${g.score})` : "in progress";
+      const change = g.rating ? `${g.rating.before.toFixed(2)} → ${g.rating.after.toFixed(2)}` : (g.rated ? "" : "unrated");
+      const links = h("td", {});
+      if (g.link) {
+        links.append(h("a", { href: g.link, className: g.finished ? "replay-link" : "open-game" }, g.finished ? "Replay" : "Open"));
+        if (g.finished) {
+          links.append(document.createTextNode(" "), button("Record", () => download(g.game), { className: "record" }));
+        }
+      }
+      tr.append(h("td", {}, g.date.slice(0, 10)), h("td", {}, g.rules_label), h("td", {}, g.opponents.join(", ")), h("td", {}, result), h("td", { className: "rating-change" }, change), links);
+      table.append(tr);
+    }
+    into.append(section("Games", table));
+  } catch (err) { showError(err.message); }
+}
+
+function ordinal(n) {
+  return n === 1 ? "1st" : n === 2 ? "2nd" : n === 3 ? "3rd" : `${n}th`;
+}
+
+async function download(id) {
+  try {
+    const record = await call(`/api/community/games/${encodeURIComponent(id)}/record`);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(record, null, 2)], { type: "application/json" }));
+    const a = h("a", { href: url, download: `donutbox-${id}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (err) { showError(err.message); }
+}
+
+function render() {
+  const p = panel();
+  if (!p || p.hidden) return;
+  p.replaceChildren(h("h2", {}, "Community"));
+  if (!me.user) { p.append(signInForm()); return; }
+  p.append(accountBar(), tabs());
+  const body = h("div", { id: "community-body" });
+  p.append(body);
+  if (tab === "lobby") body.append(...lobbyView());
+  else if (tab === "leaderboard") leaderboardView(body);
+  else profileView(body);
+}
+
+async function poll() {
+  if (!me.user) return;
+  try { lobby = await call("/api/lobby"); } catch (err) { showError(err.message); }
+  if (tab === "lobby") render();
+}
+
+function connect() {
+  if (!me.user || socket) return;
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${proto}://${location.host}/api/lobby/ws`);
+  socket.addEventListener("message", (e) => {
+    let msg;
+    try { msg = JSON.parse(e.data); } catch (err) { return; }
+    if (msg.type !== "lobby") return;
+    const before = lobby ? lobby.invites.length : 0;
+    lobby = msg.lobby;
+    if (lobby.invites.length > before) showError(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
+    if (tab === "lobby") render();
+  });
+  socket.addEventListener("close", () => { socket = null; if (me.user) setTimeout(connect, 3000); });
+}
+
+async function start() {
+  const nav = $("#btn-community");
+  if (!nav) return;
+  for (const b of document.querySelectorAll("header nav button")) {
+    // Buttons that open another panel (not toggles such as Sound).
+    if (b !== nav && !b.hasAttribute("aria-pressed")) b.addEventListener("click", () => { panel().hidden = true; });
+  }
+  nav.addEventListener("click", async () => {
+    if (!store.meta) { try { store.meta = await call("/api/meta"); } catch (err) { /* shown by app.js */ } }
+    open();
+    poll();
+  });
+  addEventListener("hashchange", () => { if (location.hash.startsWith("#/online/")) panel().hidden = true; });
+  try { await refreshAccount(); } catch (err) { return; }
+  connect();
+}
+
+start();

@@ -1,0 +1,122 @@
+"""Two strangers in two browsers: they sign up, meet at a lobby table, play
+a rated game to the end (moves through the API with the seat links the
+pages were given, as the other online browser tests may), and both see
+their new ratings, the game in their history and its replay; then they
+meet once more through quick match.  Screenshots of the lobby, the
+leaderboard and the profile, desktop and phone."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import urllib.request
+from typing import Any
+
+from conftest import SHOTS, page_for, post
+
+
+def _get(url: str, token: str) -> dict[str, Any]:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def _sign_up(page: Any, name: str) -> None:
+    page.click("#btn-community")
+    page.fill("#sign-in input[name=name]", name)
+    page.fill("#sign-in input[name=password]", "a long enough password")
+    page.click("#btn-sign-up")
+    page.wait_for_selector("#me-name")
+    assert page.text_content("#me-name") == name
+
+
+def _link(page: Any) -> str:
+    page.wait_for_selector("#my-games a.open-game")
+    return str(page.get_attribute("#my-games a.open-game", "href"))
+
+
+def _play_to_the_end(live: str, game_id: str, tokens: list[str]) -> dict[str, Any]:
+    state = _get(f"{live}/api/online/{game_id}", tokens[0])
+    for _ in range(2000):
+        if state["finished"]:
+            return state
+        seat = state["to_move"]
+        mine = _get(f"{live}/api/online/{game_id}", tokens[seat])
+        state = post(
+            f"{live}/api/online/{game_id}/moves",
+            {"move": mine["legal"][0], "version": mine["version"]},
+            tokens[seat],
+        )
+    raise AssertionError("the game did not end")
+
+
+def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
+    live: str, chromium: Any
+) -> None:
+    tag = secrets.token_hex(3)
+    names = [f"ann{tag}", f"bob{tag}"]
+    ann = page_for(chromium, live)
+    bob = page_for(chromium, live, width=390)
+    _sign_up(ann, names[0])
+    _sign_up(bob, names[1])
+    # Ann opens a table; Bob sees it (live: the lobby socket) and joins.
+    ann.click("#btn-open-table")
+    bob.wait_for_selector(f"li.lobby-table[data-host='{names[0]}'] button.join")
+    ann.wait_for_selector("#online-players")
+    ann.screenshot(path=str(SHOTS / "lobby-desktop.png"), full_page=True)
+    bob.screenshot(path=str(SHOTS / "lobby-phone.png"), full_page=True)
+    bob.click(f"li.lobby-table[data-host='{names[0]}'] button.join")
+    links = [_link(ann), _link(bob)]
+    game_id = links[0].split("/")[3]
+    assert links[1].split("/")[3] == game_id and links[0] != links[1]
+    tokens = [link.split("/")[4] for link in links]
+    # Each page's link opens its own seat of the online game.
+    ann.click("#my-games a.open-game")
+    ann.wait_for_selector("#play:not([hidden])")
+    assert _get(f"{live}/api/online/{game_id}", tokens[1])["player"] == 1
+    final = _play_to_the_end(live, game_id, tokens)
+    ann.wait_for_function(
+        "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
+    )
+    # Both see the new ratings and the game in their history.
+    for page, token in ((ann, tokens[0]), (bob, tokens[1])):
+        page.click("#btn-community")
+        page.click("[data-tab=profile]")
+        row = page.wait_for_selector(f"#history tr[data-game='{game_id}']")
+        page.wait_for_function(
+            f"() => !document.querySelector(\"#history tr[data-game='{game_id}'] .rating-change\")"
+            ".textContent.includes('in progress') && document.querySelector("
+            f"\"#history tr[data-game='{game_id}'] .rating-change\").textContent.includes('→')"
+        )
+        # The numbers shown are the server's: 0 (new) before, the settled
+        # rating after (mu - 3 sigma, docs/community.md).
+        seat = _get(f"{live}/api/online/{game_id}", token)["player"]
+        place = 1 + sum(s > final["scores"][seat] for s in final["scores"])
+        assert "0.00 →" in row.inner_text() and f"{place}" in row.inner_text()
+        assert page.locator("#ratings li").count() == 1
+    ann.screenshot(path=str(SHOTS / "profile-desktop.png"), full_page=True)
+    bob.screenshot(path=str(SHOTS / "profile-phone.png"), full_page=True)
+    # The leaderboard has both.
+    ann.click("[data-tab=leaderboard]")
+    ann.wait_for_selector("table.leaderboard")
+    board = ann.inner_text("table.leaderboard")
+    assert names[0] in board and names[1] in board
+    ann.screenshot(path=str(SHOTS / "leaderboard-desktop.png"), full_page=True)
+    # The replay opens from the history.
+    bob.click(f"#history tr[data-game='{game_id}'] a.replay-link")
+    bob.wait_for_selector("#play:not([hidden])")
+    bob.wait_for_function("() => !document.querySelector('#summary').hidden")
+    bob.click("#btn-replay")
+    bob.wait_for_selector("#replay:not([hidden])")
+    assert final["finished"]
+    # Once more, through quick match: both get the same new game.
+    for page in (ann, bob):
+        page.click("#btn-community")
+        page.click("[data-tab=lobby]")
+        page.click("#btn-quick-match")
+    ann.wait_for_selector("#my-games a.open-game")
+    bob.wait_for_selector("#my-games a.open-game")
+    new = [_link(ann).split("/")[3], _link(bob).split("/")[3]]
+    assert new[0] == new[1] != game_id
+    for page in (ann, bob):
+        page.context.close()

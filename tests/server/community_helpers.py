@@ -1,0 +1,85 @@
+"""Shared by the community tests: players with their own cookie jars."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+PASSWORD = "correct horse battery"
+
+
+class Jar:
+    """The app's one TestClient (its lifespan, its event loop) with this
+    browser's cookies put in for each request."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.main = client
+        self.cookies = type(client.cookies)()
+
+    def __getattr__(self, verb: str) -> Any:
+        method = getattr(self.main, verb)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            self.main.cookies = self.cookies
+            try:
+                return method(*args, **kw)
+            finally:
+                self.cookies = self.main.cookies
+
+        return call
+
+
+class Player:
+    """One browser: its own cookies (session, CSRF) on the same app (whose
+    TestClient the fixture keeps in ``app.state.test_client``)."""
+
+    def __init__(self, app: Any, name: str) -> None:
+        self.client: Any = Jar(app.state.test_client)
+        self.name = name
+        self.csrf = ""
+
+    def get(self, url: str, **kw: Any) -> Any:
+        return self.client.get(url, **kw)
+
+    def post(self, url: str, body: Any = None, csrf: bool = True, **kw: Any) -> Any:
+        headers = dict(kw.pop("headers", {}))
+        if csrf:
+            headers.setdefault("X-CSRF-Token", self.csrf)
+        return self.client.post(url, json=body, headers=headers, **kw)
+
+    def fetch_csrf(self) -> None:
+        self.csrf = self.get("/api/account").json()["csrf"]
+
+    def sign_up(self, password: str = PASSWORD) -> Any:
+        self.fetch_csrf()
+        r = self.post("/api/account/signup", {"name": self.name, "password": password})
+        if r.status_code == 200:
+            self.csrf = r.json()["csrf"]
+        return r
+
+    def sign_in(self, password: str = PASSWORD) -> Any:
+        self.fetch_csrf()
+        r = self.post("/api/account/signin", {"name": self.name, "password": password})
+        if r.status_code == 200:
+            self.csrf = r.json()["csrf"]
+        return r
+
+
+def play_to_the_end(client: Any, game_id: str, tokens: list[str]) -> dict[str, Any]:
+    """Each seat plays its first legal move until the game ends (HTTP)."""
+    auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    state = client.get(f"/api/online/{game_id}", headers=auth[0]).json()
+    for _ in range(2000):
+        if state["finished"]:
+            return state
+        p = state["to_move"]
+        mine = client.get(f"/api/online/{game_id}", headers=auth[p]).json()
+        r = client.post(
+            f"/api/online/{game_id}/moves",
+            json={"move": mine["legal"][0], "version": mine["version"]},
+            headers=auth[p],
+        )
+        assert r.status_code == 200, r.text
+        state = r.json()
+    raise AssertionError("the game did not end")

@@ -1,0 +1,150 @@
+"""Accounts: sign up, in and out, wrong passwords, CSRF, session expiry,
+rate-limited sign-ins, password change, a guest's games claimed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from community_helpers import PASSWORD, Player
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from donutbox.server.accounts import SessionRow
+from donutbox.server.app import create_app
+
+
+@pytest.fixture
+def app(tmp_path: Path):  # type: ignore[no-untyped-def]
+    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
+    with TestClient(application) as c:
+        application.state.test_client = c
+        yield application
+
+
+def test_sign_up_in_and_out(app) -> None:  # type: ignore[no-untyped-def]
+    ann = Player(app, "ann")
+    r = ann.sign_up()
+    assert r.status_code == 200 and r.json()["user"] == {"name": "ann"}
+    cookie = r.headers["set-cookie"]
+    assert "donutbox_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
+    assert ann.get("/api/account").json()["user"] == {"name": "ann"}
+    assert ann.post("/api/account/signout").status_code == 200
+    assert ann.get("/api/account").json()["user"] is None
+    assert ann.sign_in().status_code == 200
+    assert ann.get("/api/account").json()["user"] == {"name": "ann"}
+    # Names are unique whatever the case.
+    assert Player(app, "ANN").sign_up().json() == {"detail": "name: already taken"}
+
+
+def test_bad_names_and_passwords_name_the_field(app) -> None:  # type: ignore[no-untyped-def]
+    for name, password, field in [
+        ("a", PASSWORD, "name"),
+        ("no spaces", PASSWORD, "name"),
+        ("émile", PASSWORD, "name"),
+        ("x" * 21, PASSWORD, "name"),
+        ("bob", "short", "password"),
+        ("bob", "x" * 129, "password"),
+    ]:
+        r = Player(app, name).sign_up(password)
+        assert r.status_code == 422, (name, password)
+        detail = r.json()["detail"]
+        assert detail.startswith(field) and "\n" not in detail
+
+
+def test_wrong_passwords_and_unknown_names_get_the_same_answer(app) -> None:  # type: ignore[no-untyped-def]
+    Player(app, "ann").sign_up()
+    wrong = Player(app, "ann").sign_in("not the password")
+    unknown = Player(app, "nobody").sign_in(PASSWORD)
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json() == unknown.json() == {"detail": "password: wrong user name or password"}
+
+
+def test_csrf_refusals(app) -> None:  # type: ignore[no-untyped-def]
+    ann = Player(app, "ann")
+    ann.fetch_csrf()
+    body = {"name": "ann", "password": PASSWORD}
+    # No header, a wrong header, another site's Origin: refused, nothing made.
+    assert ann.post("/api/account/signup", body, csrf=False).status_code == 403
+    r = ann.post("/api/account/signup", body, headers={"X-CSRF-Token": "x" * 32})
+    assert r.status_code == 403 and r.json()["detail"].startswith("X-CSRF-Token")
+    r = ann.post("/api/account/signup", body, headers={"Origin": "https://evil.example"})
+    assert r.status_code == 403 and r.json()["detail"].startswith("Origin")
+    assert Player(app, "ann").sign_in().status_code == 401
+    assert ann.sign_up().status_code == 200
+    # Signed in: the pre-session cookie no longer counts, the session's does.
+    old = ann.csrf
+    table = {"players": 2}
+    assert ann.post("/api/lobby/tables", table, csrf=False).status_code == 403
+    r = ann.post("/api/lobby/tables", table, headers={"X-CSRF-Token": old + "x"})
+    assert r.status_code == 403
+    assert ann.post("/api/lobby/tables", table).status_code == 200
+    assert ann.post("/api/account/signout", csrf=False).status_code == 403
+
+
+def test_an_expired_session_signs_nobody_in(app) -> None:  # type: ignore[no-untyped-def]
+    ann = Player(app, "ann")
+    ann.sign_up()
+    assert ann.get("/api/lobby").status_code == 200
+    with Session(app.state.hub.store.engine) as db, db.begin():
+        db.execute(update(SessionRow).values(expires=datetime.now(UTC) - timedelta(seconds=1)))
+    assert ann.get("/api/account").json()["user"] is None
+    r = ann.get("/api/lobby")
+    assert r.status_code == 401 and r.json() == {"detail": "session: sign in first"}
+
+
+def test_sign_ins_are_rate_limited_per_name_and_per_address(app) -> None:  # type: ignore[no-untyped-def]
+    # No refill while the test runs (the machine is slow: Argon2 takes time).
+    accounts = app.state.community.accounts
+    accounts.by_address.rate = accounts.by_name.rate = 1e-9
+    Player(app, "ann").sign_up()
+    # Per name: 5 attempts at once (accounts.Accounts.by_name), then 429,
+    # even with the right password, from any browser.
+    codes = [Player(app, "ann").sign_in("wrong password").status_code for _ in range(5)]
+    assert codes == [401] * 5
+    r = Player(app, "ann").sign_in()
+    assert r.status_code == 429 and r.json()["detail"].startswith("name: too many")
+    # Per address: 20 attempts at once, every attempt counts (the sign-up,
+    # the 5 wrong ones and the one refused by name: 7), so 13 are left.
+    codes = [Player(app, f"user{i}").sign_in().status_code for i in range(13)]
+    assert codes == [401] * 13
+    r = Player(app, "someone").sign_in()
+    assert r.status_code == 429 and r.json()["detail"].startswith("address: too many")
+
+
+def test_password_change_signs_out_other_sessions(app) -> None:  # type: ignore[no-untyped-def]
+    here, there = Player(app, "ann"), Player(app, "ann")
+    here.sign_up()
+    there.sign_in()
+    r = here.post("/api/account/password", {"old_password": "wrong one", "new_password": "x" * 9})
+    assert r.status_code == 401
+    r = here.post("/api/account/password", {"old_password": PASSWORD, "new_password": "short"})
+    assert r.status_code == 422 and r.json()["detail"].startswith("new_password")
+    r = here.post("/api/account/password", {"old_password": PASSWORD, "new_password": "n" * 12})
+    assert r.status_code == 200
+    assert here.get("/api/account").json()["user"] == {"name": "ann"}
+    assert there.get("/api/account").json()["user"] is None
+    assert Player(app, "ann").sign_in().status_code == 401
+    assert Player(app, "ann").sign_in("n" * 12).status_code == 200
+
+
+def test_a_guests_local_games_are_claimed_by_the_account(app) -> None:  # type: ignore[no-untyped-def]
+    ann = Player(app, "ann")
+    game = ann.client.post("/api/games", json={"opponent": "hotseat"}).json()
+    owner = {"Authorization": f"Bearer {game['owner_token']}"}
+    ann.sign_up()
+    assert ann.get("/api/account/games").json() == []
+    r = ann.post("/api/account/claim", headers=owner)
+    assert r.status_code == 200
+    games = ann.get("/api/account/games").json()
+    assert [g["id"] for g in games] == [game["id"]] and not games[0]["finished"]
+    # The record of an unfinished game stays hidden.
+    assert ann.get(f"/api/account/games/{game['id']}/record").status_code == 403
+    # Another account cannot claim the same browser's games.
+    bob = Player(app, "bob")
+    bob.sign_up()
+    assert bob.post("/api/account/claim", headers=owner).status_code == 403
+    assert bob.get(f"/api/account/games/{game['id']}/record").status_code == 404
+    assert bob.post("/api/account/claim").status_code == 422
