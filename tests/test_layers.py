@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "ai": {"core"},
     "summary": {"core"},
     "usage": {"core"},
-    "bench": {"core", "ai", "usage"},
+    "bench": {"core", "ai", "usage", "lab"},
     "render": {"core", "usage"},
     "lab": {"core", "ai", "usage", "render"},
     "envs": {"core", "ai", "render"},

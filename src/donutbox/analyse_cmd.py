@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .ai.analysis import DEFAULT_SECONDS, MARKS, analyse_game, plot, to_json
+from .ai.analysis import DEFAULT_SECONDS, MARKS, analyse_game, to_json
 from .core import replay
 from .usage import UsageError, read_record
 
@@ -68,7 +68,9 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     analysis = analyse_game(game, seconds=args.seconds, seed=args.seed, progress=progress)
     if out is not None:
         try:
-            plot(game, analysis, str(out))
+            from .lab.plots import plot_analysis
+
+            plot_analysis(game, analysis, str(out))
         except OSError as err:
             raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
     if args.json:

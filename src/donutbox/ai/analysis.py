@@ -36,8 +36,6 @@ MARKS: tuple[tuple[str, float], ...] = (
     ("mistake", 0.20),
     ("inaccuracy", 0.10),
 )
-#: Player colours if ``render.look.palette`` is missing (Okabe-Ito).
-FALLBACK_COLOURS = ("#009e73", "#e69f00", "#0072b2", "#d55e00")
 #: Thinking time per move when none is given (CPU seconds).
 DEFAULT_SECONDS = 1.0
 
@@ -181,42 +179,6 @@ def to_json(game: Game, analysis: list[MoveAnalysis], budget: dict[str, Any]) ->
     }
 
 
-def plot(game: Game, analysis: list[MoveAnalysis], path: str) -> None:
-    """The winning-chance graph: each player's estimate after each of their
-    moves, over the plies, marked moves circled; PNG or SVG by the suffix."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    try:  # one palette for page, SVG and PDF (docs/web.md)
-        from ..render.look import palette  # type: ignore[attr-defined]
-
-        colours = [p["colour"] for p in palette()["players"]]
-    except (ImportError, AttributeError, KeyError, TypeError):
-        colours = list(FALLBACK_COLOURS)
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    for p, name in enumerate(game.names):
-        mine = [a for a in analysis if a.player == p]
-        if not mine:
-            continue
-        colour = colours[p % len(colours)]
-        ax.plot([a.ply + 1 for a in mine], [a.after for a in mine], "-", color=colour, label=name)
-        for a in mine:
-            if a.mark is not None:
-                size = {"inaccuracy": 40, "mistake": 70, "blunder": 110}[a.mark]
-                ax.scatter([a.ply + 1], [a.after], s=size, facecolors="none", edgecolors=colour)
-    ax.axhline(0.5, color="#a8a8a8", linewidth=0.8)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("move")
-    ax.set_ylabel("winning chance (mover's view)")
-    ax.set_title("Game analysis: circles mark inaccuracies, mistakes and blunders")
-    ax.legend(loc="best", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
 __all__ = [
     "DEFAULT_SECONDS",
     "MARKS",
@@ -225,6 +187,5 @@ __all__ = [
     "analyse_move",
     "analyse_ply",
     "mark",
-    "plot",
     "to_json",
 ]

@@ -10,6 +10,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from ..ai.analysis import MoveAnalysis
+from ..core import Game
+from ..render.look import palette
 from .match import GameResult
 
 
@@ -74,3 +77,30 @@ def plot_points_by_source(results: list[GameResult], path: Path, title: str) -> 
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def plot_analysis(game: Game, analysis: list[MoveAnalysis], path: str) -> None:
+    """The winning-chance graph: each player's estimate after each of their
+    moves, over the plies, marked moves circled; PNG or SVG by the suffix."""
+    # One palette for the page, SVG and PDF (docs/web.md).
+    colours = [p["colour"] for p in palette()["players"]]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    for p, name in enumerate(game.names):
+        mine = [a for a in analysis if a.player == p]
+        if not mine:
+            continue
+        colour = colours[p % len(colours)]
+        ax.plot([a.ply + 1 for a in mine], [a.after for a in mine], "-", color=colour, label=name)
+        for a in mine:
+            if a.mark is not None:
+                size = {"inaccuracy": 40, "mistake": 70, "blunder": 110}[a.mark]
+                ax.scatter([a.ply + 1], [a.after], s=size, facecolors="none", edgecolors=colour)
+    ax.axhline(0.5, color="#a8a8a8", linewidth=0.8)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("move")
+    ax.set_ylabel("winning chance (mover's view)")
+    ax.set_title("Game analysis: circles mark inaccuracies, mistakes and blunders")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
