@@ -212,18 +212,23 @@ class Trimmer:
     burst's peak), ask the C allocator to give the free pages back
     (``malloc_trim(0)``, glibc only).  ``check`` is called every few
     seconds with the connections held now: it trims once they have fallen
-    by ``BURST`` or more from their peak since the last trim."""
+    by ``BURST`` or more from their peak since the last trim and stayed
+    there for one check (the burst is over: trimming half-way would leave
+    what is freed after it)."""
 
     BURST = 100
 
     def __init__(self) -> None:
         self.peak = 0
+        self.last = -1
         self.trims = 0
         self._trim = _malloc_trim()
 
     def check(self, held: int) -> bool:
         self.peak = max(self.peak, held)
-        if self._trim is None or self.peak - held < self.BURST:
+        settled = held == self.last  # the burst's connections have all gone
+        self.last = held
+        if self._trim is None or not settled or self.peak - held < self.BURST:
             return False
         self._trim()
         self.trims += 1
