@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import threading
 import time
@@ -201,6 +202,9 @@ def _malloc_trim() -> Callable[[], None] | None:
         return None
 
     def call() -> None:
+        # The burst's connection objects are in reference cycles that only a
+        # full collection frees; then the freed pages can go back.
+        gc.collect()
         trim(0)
 
     return call
