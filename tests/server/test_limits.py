@@ -326,3 +326,33 @@ def test_docs_are_served_from_the_package(client: TestClient) -> None:
         assert r.status_code == 200, url
         assert len(r.content) > 100, url
     assert "SwaggerUIBundle" in client.get("/docs/init.js").text
+
+
+def test_address_buckets_forget_addresses_once_their_bucket_is_full_again() -> None:
+    """Per-address bookkeeping expires: an address idle for burst/rate
+    seconds (here 10 / 5 = 2 s) has a full bucket again, which is what a new
+    address gets, so it is dropped; one seen lately is kept."""
+    b = limits.AddressBuckets(rate=5, burst=10)
+    for i in range(100):
+        assert b.allow(f"10.0.0.{i}", now=0.0)
+    assert len(b) == 100
+    # 2.5 s later, each new request drops a few of the idle ones (at most 8).
+    for i in range(20):
+        b.allow("10.9.9.9", now=2.5 + i * 0.01)
+    assert len(b) == 1  # only the address seen lately
+    # Forgetting changed nothing: an old address starts with a full bucket.
+    assert all(b.allow("10.0.0.1", now=3.0) for _ in range(10))
+    assert not b.allow("10.0.0.1", now=3.0)
+
+
+def test_the_trimmer_trims_once_a_burst_of_connections_has_ended() -> None:
+    """malloc_trim after a burst (glibc keeps freed pages otherwise): not
+    while connections rise, once when they have fallen by 100 or more and
+    stopped falling."""
+    t = limits.Trimmer()
+    calls: list[int] = []
+    t._trim = lambda: calls.append(1)
+    assert not t.check(5) and not t.check(900) and not t.check(850)
+    assert not t.check(3)  # fallen, still falling: not yet
+    assert t.check(3) and calls == [1]  # settled: once
+    assert not t.check(3) and calls == [1]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Awaitable
 from concurrent.futures import Executor
@@ -41,8 +42,14 @@ IDLE_SECONDS = 300.0
 MAX_SESSIONS = 1000
 #: How often idle games are looked for.
 SWEEP_SECONDS = 30.0
+#: How often the memory of a burst of connections that ended is given back.
+TRIM_SECONDS = 2.0
 #: Game ids are 16 URL-safe characters; anything much longer is not one.
 MAX_ID = 64
+#: What the store's ids look like (``secrets.token_urlsafe(12)``): any other
+#: id is refused before any database work (an unknown-id flood costs no
+#: query).
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{16}")
 #: A stored record with more moves than this is played back into a session
 #: in ``limits.run_blocking`` (off the event loop) by ``Hub.load``.
 LOAD_INLINE_MOVES = 200
@@ -88,7 +95,7 @@ class Hub:
         if s is not None:
             self.used[game_id] = time.monotonic()
             return s
-        if not 0 < len(game_id) <= MAX_ID:
+        if not GAME_ID.fullmatch(game_id):
             raise NoSuchGame()
         waiting = self._loading.get(game_id)
         if waiting is not None:  # another request is loading it: share that
@@ -141,7 +148,7 @@ class Hub:
         """The game's session, loaded if need be; NoSuchGame if there is none."""
         s = self.sessions.get(game_id)
         if s is None:
-            stored = self.store.get(game_id) if 0 < len(game_id) <= MAX_ID else None
+            stored = self.store.get(game_id) if GAME_ID.fullmatch(game_id) else None
             if stored is None:
                 raise NoSuchGame()
             s = self._install(game_id, self._build(game_id, stored))
@@ -206,9 +213,16 @@ class Hub:
         return gone
 
     async def _sweep_forever(self) -> None:
+        trimmer = limits.Trimmer()
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(SWEEP_SECONDS)
-            self.sweep()
+            await asyncio.sleep(TRIM_SECONDS)
+            # A burst of connections gone: their memory back to the system.
+            readers = sum(len(r) for r in self.fanout.readers.values())
+            trimmer.check(limits.connections_held() + readers)
+            if time.monotonic() - last >= SWEEP_SECONDS:
+                last = time.monotonic()
+                self.sweep()
 
     def start(self) -> None:
         self._sweeper = asyncio.ensure_future(self._sweep_forever())

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import threading
 import time
@@ -87,7 +88,20 @@ class AddressBuckets:
             self._buckets[key] = (tokens, now)
             while len(self._buckets) > self.max_keys:
                 self._buckets.popitem(last=False)
+            self._expire(now)
             return ok
+
+    def _expire(self, now: float) -> None:
+        """Drop the least recently used keys whose bucket has filled up again
+        (idle for ``burst / rate`` seconds): a full bucket is what a new key
+        gets, so forgetting it changes nothing, and the table holds only
+        addresses seen lately."""
+        idle = self.burst / self.rate
+        for _ in range(8):  # a few a call: the cost stays constant
+            first = next(iter(self._buckets.items()), None)
+            if first is None or now - first[1][1] < idle:
+                return
+            del self._buckets[first[0]]
 
     def retry_after(self, key: str, cost: float = 1.0, now: float | None = None) -> float:
         """Seconds until ``allow(key, cost)`` would succeed (0 if it would now)."""
@@ -173,6 +187,62 @@ async def run_blocking(fn: Callable[..., T], *args: Any, what: str = "server", *
 def blocking_waiting() -> int:
     """Calls in ``run_blocking`` now (running or queued)."""
     return _waiting
+
+
+# -- giving freed memory back after a burst -------------------------------------------
+
+
+def _malloc_trim() -> Callable[[], None] | None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        return None
+
+    def call() -> None:
+        # The burst's connection objects are in reference cycles that only a
+        # full collection frees; then the freed pages can go back.
+        gc.collect()
+        trim(0)
+
+    return call
+
+
+class Trimmer:
+    """After a burst of connections ends (their Python objects are freed,
+    but glibc keeps the freed heap pages, so the resident size stays at the
+    burst's peak), ask the C allocator to give the free pages back
+    (``malloc_trim(0)``, glibc only).  ``check`` is called every few
+    seconds with the connections held now: it trims once they have fallen
+    by ``BURST`` or more from their peak since the last trim and stayed
+    there for one check (the burst is over: trimming half-way would leave
+    what is freed after it)."""
+
+    BURST = 100
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.last = -1
+        self.trims = 0
+        self._trim = _malloc_trim()
+
+    def check(self, held: int) -> bool:
+        self.peak = max(self.peak, held)
+        settled = held == self.last  # the burst's connections have all gone
+        self.last = held
+        if self._trim is None or not settled or self.peak - held < self.BURST:
+            return False
+        self._trim()
+        self.trims += 1
+        self.peak = held
+        return True
+
+
+def connections_held() -> int:
+    """Connections (HTTP and WebSocket) held from the network now."""
+    return sum(GUARD.per_address.values())
 
 
 # -- the HTTP protocol with a header deadline and a per-address cap -------------------
