@@ -126,7 +126,11 @@ def update(net: Any, opt: Any, batch: list[dict], epochs: int = 4, mb: int = 256
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             opt.step()
-            stats = {"pg": float(pg), "vloss": float(vloss), "entropy": float(ent)}
+            stats = {
+                "pg": float(pg.detach()),
+                "vloss": float(vloss.detach()),
+                "entropy": float(ent.detach()),
+            }
     return stats
 
 

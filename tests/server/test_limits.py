@@ -101,10 +101,13 @@ def test_a_huge_body_without_content_length_is_cut_off(client: TestClient, db: s
 
 def test_every_endpoint_has_a_body_cap(client: TestClient) -> None:
     """Not only import: a move, a hint request, an online game all refuse a
-    body over the default cap (16 KiB), before any route runs: even a path
-    that does not exist answers 413, not 404 after reading it."""
-    big = b" " * (security.MAX_BODY + 1)
+    body over their cap (16 KiB; 32 KiB for a new game, which may carry a
+    custom deck), before any route runs: even a path that does not exist
+    answers 413, not 404 after reading it."""
+    assert security.body_cap("POST", "/api/games") == 32 * 1024
+    assert security.body_cap("POST", "/api/online") == security.MAX_BODY == 16 * 1024
     for path in ("/api/games", "/api/online", "/api/games/x/moves", "/api/nowhere"):
+        big = b" " * (security.body_cap("POST", path) + 1)
         r = client.post(path, content=big, headers={"content-type": "application/json"})
         assert r.status_code == 413, path
         _one_line(r.json()["detail"])

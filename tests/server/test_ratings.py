@@ -214,7 +214,8 @@ def test_accounts_lobby_and_ratings_on_postgresql() -> None:
     a rated lobby game played to the end and settled."""
     pytest.importorskip("psycopg")
     assert PG_URL is not None
-    create_app(PG_URL, inline_ai=True)
+    with TestClient(create_app(PG_URL, inline_ai=True)):
+        pass  # started and stopped: its engine is closed (no ResourceWarning)
     app = create_app(PG_URL, inline_ai=True)
     with TestClient(app) as c:
         app.state.test_client = c

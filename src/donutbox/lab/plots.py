@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import matplotlib
 
@@ -83,7 +83,8 @@ def plot_analysis(game: Game, analysis: list[MoveAnalysis], path: str) -> None:
     """The winning-chance graph: each player's estimate after each of their
     moves, over the plies, marked moves circled; PNG or SVG by the suffix."""
     # One palette for the page, SVG and PDF (docs/web.md).
-    colours = [p["colour"] for p in palette()["players"]]
+    players = cast(list[dict[str, str]], palette()["players"])
+    colours = [p["colour"] for p in players]
     fig, ax = plt.subplots(figsize=(8, 3.6))
     for p, name in enumerate(game.names):
         mine = [a for a in analysis if a.player == p]

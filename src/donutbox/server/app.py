@@ -86,6 +86,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         lifespan=lifespan,
         description="Play the donut card game: the server is the authority.",
         docs_url=None,  # security.install serves /docs from the package
+        redoc_url=None,  # it would load from a CDN, which the CSP blocks
     )
     install_error_handlers(app)
     security.install(app)

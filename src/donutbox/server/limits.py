@@ -344,7 +344,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         super().on_message_begin()
         # A request from the network (not an in-process test client): the
         # middleware applies the per-address request rate to it.
-        self.scope["donutbox.guarded"] = True  # type: ignore[typeddict-unknown-key]
+        self.scope["donutbox.guarded"] = True
 
     def _arm(self) -> None:
         if self._header_timer is None:

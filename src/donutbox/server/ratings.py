@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from openskill.models import PlackettLuce
 from sqlalchemy import (
@@ -30,6 +30,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..core import Game
@@ -178,10 +179,13 @@ class Ratings:
             return False
         place = places(game)
         with Session(self.engine) as db, db.begin():
-            changed = db.execute(
-                update(CommunityGameRow)
-                .where(CommunityGameRow.game_id == game_id, CommunityGameRow.settled.is_(False))
-                .values(settled=True, ended=stored.updated)
+            changed = cast(
+                "CursorResult[Any]",
+                db.execute(
+                    update(CommunityGameRow)
+                    .where(CommunityGameRow.game_id == game_id, CommunityGameRow.settled.is_(False))
+                    .values(settled=True, ended=stored.updated)
+                ),
             )
             if changed.rowcount != 1:
                 return False

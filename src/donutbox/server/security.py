@@ -31,6 +31,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from fastapi import FastAPI
+
 from . import jsonsafe, limits
 from .limits import Busy
 from .storage import StorageError
@@ -50,6 +52,9 @@ MAX_BODY = 16 * 1024
 #: which is why routes replay records through ``limits.run_blocking``.)
 BODY_CAPS: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("POST", re.compile(r"^/api/games/import$"), 32 * 1024),
+    # A new game may carry a custom deck's text (at most 20,000 characters,
+    # server/models.py), so that its own limit, not this one, answers.
+    ("POST", re.compile(r"^/api/games$"), 32 * 1024),
 )
 #: Seconds a client has to send the whole body once its headers are in.
 BODY_TIMEOUT = 10.0
@@ -237,7 +242,7 @@ def swagger_assets() -> str | None:
     return str(folder)
 
 
-def install_docs(app: Any) -> None:
+def install_docs(app: FastAPI) -> None:
     """``/docs`` from the package's files (replacing FastAPI's CDN page)."""
     from fastapi.responses import HTMLResponse, Response
     from fastapi.staticfiles import StaticFiles
@@ -268,7 +273,7 @@ def install_docs(app: Any) -> None:
 # -- install -------------------------------------------------------------------------------
 
 
-def install(app: Any) -> None:
+def install(app: FastAPI) -> None:
     """Everything above, on a FastAPI app (call once, in ``create_app``)."""
     from fastapi.responses import JSONResponse
 

@@ -32,6 +32,7 @@ Faults (docs/online.md, "Limits and what they cost"):
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
 import os
@@ -45,13 +46,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     Boolean,
     DateTime,
     Integer,
     String,
+    Table,
     Text,
     bindparam,
     create_engine,
@@ -120,8 +122,8 @@ class StoredGame:
     updated: datetime
 
 
-_TABLE = GameRow.__table__
-_SAVE_VALUES = {
+_TABLE = cast(Table, GameRow.__table__)
+_SAVE_VALUES: dict[str, Any] = {
     "version": bindparam("b_new"),
     "record": bindparam("b_record"),
     "finished": bindparam("b_finished"),
@@ -202,9 +204,9 @@ def make_engine(url: str | None = None, busy_timeout_ms: int | None = None) -> E
         Base.metadata.create_all(engine)
         return engine
     with _SQLITE_LOCK:
-        engine = _SQLITE_ENGINES.get(url)
-        if engine is not None:
-            return engine
+        known = _SQLITE_ENGINES.get(url)
+        if known is not None:
+            return known
         engine = create_engine(
             url,
             future=True,
@@ -447,11 +449,11 @@ class Store:
                         damaged.append(err)
         except SQLAlchemyError as err:
             raise self._fail("list the games", err) from None
-        for err in damaged:  # outside the session: one connection
-            self.quarantine(err.game_id, err.why)
+        for bad in damaged:  # outside the session: one connection
+            self.quarantine(bad.game_id, bad.why)
         return out
 
-    def unfinished_ids(self, mode: str) -> list[str]:
+    def unfinished_ids(self, mode: str) -> builtins.list[str]:
         """Ids of the games of ``mode`` still being played (to resume their
         clocks and AI seats when the server starts), quarantined ones left
         out."""
