@@ -94,10 +94,14 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
     return start
 
 
-def lobby_state(c: Community, user: User) -> dict[str, Any]:
+async def lobby_state(c: Community, user: User) -> dict[str, Any]:
+    """The lobby's in-memory part is read and changed on the event loop only
+    (the routes that change it run there: no lock needed); only the
+    database's history goes to a thread."""
     state = c.lobby.state_for(user)
-    state["games"] = [h for h in c.ratings.history(user.id, limit=20) if not h["finished"]]
     c.lobby.started.pop(user.id, None)
+    history = await asyncio.to_thread(c.ratings.history, user.id, 20)
+    state["games"] = [h for h in history if not h["finished"]]
     return state
 
 
@@ -106,7 +110,7 @@ async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     """The lobby as the signed-in player sees it (``games``: their games in
     progress, each with their own seat's link)."""
     c.lobby.touch(me.user)
-    return await asyncio.to_thread(lobby_state, c, me.user)
+    return await lobby_state(c, me.user)
 
 
 @router.post("/api/lobby/tables", dependencies=[Csrf])
@@ -185,7 +189,7 @@ async def lobby_socket(ws: WebSocket) -> None:
         while True:
             await event.wait()
             event.clear()
-            state = await asyncio.to_thread(lobby_state, c, user)
+            state = await lobby_state(c, user)
             await ws.send_text(json.dumps({"type": "lobby", "lobby": state}))
 
     c.lobby.listen(user, event)
