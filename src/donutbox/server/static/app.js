@@ -22,6 +22,7 @@ import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
 import { drawSide, drawClocks, drawLastMoves, setReplayer } from "./log.js";
 import { drawReplay, setupReplay, showReplay, step } from "./replay.js";
+import { drawAnalysis, setupAnalysis } from "./analysis.js";
 import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tutorial.js";
 import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
@@ -86,6 +87,7 @@ function render(why, before) {
   drawSide();
   drawOnline();
   drawReplay();
+  drawAnalysis();
 }
 
 // -- the new-game form -------------------------------------------------------------
@@ -321,6 +323,7 @@ function setup() {
   setupNewGame();
   setupOnlineForm(api, onlineCreated);
   setupReplay();
+  setupAnalysis();
   setReplayer(showReplay);
   setupTutorial(load);
   setupSound();
