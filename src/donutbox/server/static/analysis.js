@@ -127,10 +127,15 @@ function drawBest() {
   if (!m || !m.mark) return;
   const say = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1} (${m.move}) was a ${WORDS[m.mark]}: the best was ${m.best} (winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%).`);
   $("#analysis").append(say);
+  // A placement: the card's 2x2 place; a box: the donut named.
   const place = PLACE_RE.exec(m.best);
-  if (place) {
-    const bx = Number(place[2]), by = Number(place[3]);
-    $("#board").append(el("rect", { x: bx + 0.02, y: by + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "best-move", fill: "none", stroke: player(m.player).colour, "stroke-width": 0.1, "stroke-dasharray": "0.2 0.12" }));
+  const boxed = /^box@(-?\d+),(-?\d+)$/.exec(m.best);
+  const at = place ? [Number(place[2]), Number(place[3]), 2] : boxed ? [Number(boxed[1]), Number(boxed[2]), 1] : null;
+  if (at) {
+    const [bx, by, size] = at;
+    const outline = el("rect", { x: bx + 0.02, y: by + 0.02, width: size - 0.04, height: size - 0.04, rx: 0.12, class: "best-move", fill: "none", stroke: player(m.player).colour, "stroke-width": 0.1, "stroke-dasharray": "0.2 0.12" });
+    outline.append(el("title", {}, `The best move: ${m.best}`));
+    $("#board").append(outline);
   }
 }
 
