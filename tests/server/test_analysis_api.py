@@ -104,3 +104,23 @@ def test_unfinished_game_and_bad_seconds_are_refused(client: TestClient) -> None
     r = client.post(url, json={"depth": 3})
     assert r.status_code == 422 and "seconds" in r.json()["detail"]
     assert client.get(url).json()["state"] == "none"
+
+
+def test_one_analysis_per_game_and_a_cap_on_the_server(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from donutbox.server import routes_analysis
+
+    monkeypatch.setattr(routes_analysis, "MAX_RUNNING", 1)
+    a = _import(client, "deadlock.json")["id"]
+    b = _import(client, "deadlock.json")["id"]
+    assert client.post(f"/api/games/{a}/analysis", json={"seconds": 0.2}).status_code == 202
+    again = client.post(f"/api/games/{a}/analysis", json={"seconds": 0.2})
+    assert again.status_code == 202 and again.json()["state"] in ("running", "done")
+    r = client.post(f"/api/games/{b}/analysis", json={"seconds": 0.05})
+    assert r.status_code == 429 and r.json()["detail"].startswith("analysis:")
+    for _ in range(400):
+        if client.get(f"/api/games/{a}/analysis").json()["state"] == "done":
+            break
+        time.sleep(0.05)
+    assert client.post(f"/api/games/{b}/analysis", json={"seconds": 0.05}).status_code == 202

@@ -66,6 +66,8 @@ class Analyses:
         self.running: dict[str, dict[str, int]] = {}
         self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.failed: dict[str, str] = {}
+        #: analysis steps in the workers now (all analyses together)
+        self.steps = 0
 
     def finish(self, game_id: str, doc: dict[str, Any]) -> None:
         self.done[game_id] = doc
@@ -84,10 +86,11 @@ def analyses(hub: Hub) -> Analyses:
     return a
 
 
-async def _free_worker(hub: Hub) -> None:
-    """Wait until no live game's AI search is waiting and a worker is free."""
+async def _free_worker(hub: Hub, a: Analyses) -> None:
+    """Wait until no live game's AI search is waiting and a worker is free
+    (of live searches and of the other analyses' steps)."""
     q = hub.ai.searches
-    while q.order or len(q.running) >= q.capacity:
+    while q.order or len(q.running) + a.steps >= q.capacity:
         await asyncio.sleep(POLL)
 
 
@@ -99,12 +102,16 @@ async def _run(hub: Hub, game_id: str, game: Game, seconds: float) -> None:
     moves: list[dict[str, Any]] = []
     try:
         for ply in range(total):
-            await _free_worker(hub)
-            moves.append(
-                await loop.run_in_executor(
-                    hub.ai.searches.executor, analyse_ply, record, ply, seconds
+            await _free_worker(hub, a)
+            a.steps += 1
+            try:
+                moves.append(
+                    await loop.run_in_executor(
+                        hub.ai.searches.executor, analyse_ply, record, ply, seconds
+                    )
                 )
-            )
+            finally:
+                a.steps -= 1
             a.running[game_id]["done"] = ply + 1
         doc = to_json(
             game,

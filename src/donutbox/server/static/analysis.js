@@ -118,10 +118,12 @@ export function drawAnalysis() {
 }
 
 // In the replay, at a marked move: the search's best move outlined at its place.
-function drawBest() {
+export function drawBest() {
   const r = store.replay;
   const text = $("#analysis-best");
   if (text) text.remove();
+  $("#board").querySelectorAll(".best-move").forEach((n) => n.remove());
+  if (!current() || !$("#analysis") || $("#analysis").hidden) return;
   if (!r || r.ply < 1) return;
   const m = analysedMove(r.ply - 1);
   if (!m || !m.mark) return;
