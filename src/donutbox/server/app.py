@@ -28,6 +28,7 @@ from fastapi.staticfiles import StaticFiles
 
 from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
 from .hub import Hub
+from .routes_analysis import router as analysis_router
 from .routing import install_error_handlers
 from .session import warm_up
 from .storage import Store, make_engine
@@ -93,6 +94,7 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
     app.include_router(routes_meta.router)
     app.include_router(routes_online.router)
     app.include_router(routes_local.router)
+    app.include_router(analysis_router)  # analyse a finished game
     routes_lobby.install(app)  # accounts, lobby, ratings
 
     if STATIC.exists():

@@ -22,6 +22,7 @@ import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
 import { drawSide, drawClocks, drawLastMoves, setReplayer } from "./log.js";
 import { drawReplay, setupReplay, showReplay, step } from "./replay.js";
+import { drawAnalysis, drawBest, setupAnalysis } from "./analysis.js";
 import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tutorial.js";
 import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
@@ -30,7 +31,7 @@ import { agent, agentSelect, ruleFields, ruleValues } from "./forms.js";
 import { askHint, choose, hover, pick, selectRun, send, turn } from "./play.js";
 
 const onBoard = { choose, hover, run: selectRun };
-const redrawBoard = () => { if (store.state) drawBoard(onBoard); };
+const redrawBoard = () => { if (store.state) { drawBoard(onBoard); drawBest(); } };
 
 function status(s) {
   const text = turnStatus(s);
@@ -86,6 +87,7 @@ function render(why, before) {
   drawSide();
   drawOnline();
   drawReplay();
+  drawAnalysis();
 }
 
 // -- the new-game form -------------------------------------------------------------
@@ -321,6 +323,7 @@ function setup() {
   setupNewGame();
   setupOnlineForm(api, onlineCreated);
   setupReplay();
+  setupAnalysis();
   setReplayer(showReplay);
   setupTutorial(load);
   setupSound();

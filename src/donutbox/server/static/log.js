@@ -6,6 +6,7 @@ import { store, set, looking } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
 import { recentMoves, say, leadText, leader } from "./recent.js";
+import { markOf } from "./analysis.js";
 
 const joined = new Set(); // "game:seat" seen connected on this page
 
@@ -67,6 +68,8 @@ export function drawSide() {
     const b = h("button", { type: "button", className: "say", title: `Show move ${i + 1} on the board` }, words);
     b.addEventListener("click", () => showMove(i));
     li.append(b, " ", h("code", { title: "notation" }, m));
+    const flagged = markOf(i);
+    if (flagged) li.append(" ", h("span", { className: `flag flag-${flagged}`, title: "the analysis marked this move" }, flagged));
     const look = looking();
     if (look && look.ply === i) {
       li.className = "current";

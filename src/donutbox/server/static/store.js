@@ -32,6 +32,8 @@ export const store = {
   tutorial: null,
   /** A look at an earlier move of the game in progress: {id, version, ply}, or null. */
   look: null,
+  /** The analysis of a finished game: {id, state, done, total, doc}, or null (analysis.js). */
+  analysis: null,
 };
 
 const listeners = new Set();

@@ -1,0 +1,152 @@
+// The analysis of a finished local game (POST/GET /api/games/{id}/analysis):
+// the Analyse button on the Game over screen, the progress while the server
+// searches each move (from its mover's own view), then a winning-chance
+// graph per player, the marked moves in the log, and in the replay the best
+// alternative of a marked move outlined on the board with its text.
+
+import { $, el, h, PLACE_RE, SVGNS, showError } from "./dom.js";
+import { store, set } from "./store.js";
+import { api } from "./api.js";
+import { player } from "./palette.js";
+
+const POLL_MS = 400;
+const WORDS = { inaccuracy: "inaccuracy", mistake: "mistake", blunder: "blunder" };
+
+// The analysis of the game shown: {id, state, done, total, doc} or null.
+export function current() {
+  const a = store.analysis, s = store.state;
+  return a && s && a.id === s.id ? a : null;
+}
+
+// The analysed move i (0-based) of the game shown, if its analysis is done.
+export function analysedMove(i) {
+  const a = current();
+  return a && a.doc ? a.doc.moves[i] || null : null;
+}
+
+function analysable(s) {
+  return Boolean(s) && s.finished && !store.online && s.mode !== "online";
+}
+
+let polling = null;
+let asked = null; // the game whose analysis was looked for on opening
+
+async function poll(id) {
+  if (polling === id) return;
+  polling = id;
+  try {
+    for (;;) {
+      const r = await api(`/api/games/${encodeURIComponent(id)}/analysis`);
+      if (!store.state || store.state.id !== id) return;
+      if (r.state === "done") { set({ analysis: { id, state: "done", done: r.moves.length, total: r.moves.length, doc: r } }); return; }
+      if (r.state === "failed") { set({ analysis: null }); showError(r.reason); return; }
+      if (r.state === "none") { set({ analysis: null }); return; }
+      set({ analysis: { id, state: "running", done: r.done, total: r.total, doc: null } });
+      await new Promise((ok) => setTimeout(ok, POLL_MS));
+    }
+  } catch (err) { showError(err.message); }
+  finally { if (polling === id) polling = null; }
+}
+
+async function start() {
+  const s = store.state;
+  if (!analysable(s)) return;
+  try {
+    const r = await api(`/api/games/${encodeURIComponent(s.id)}/analysis`, {});
+    set({ analysis: { id: s.id, state: r.state, done: r.done, total: r.total, doc: null } });
+    poll(s.id);
+  } catch (err) { showError(err.message); }
+}
+
+// The graph: each player's winning chance after each of their moves
+// (moves[].after), x the move number, y from 0 to 1.
+function graph(doc) {
+  const W = 320, H = 120, pad = 4;
+  const n = doc.moves.length;
+  const svg = document.createElementNS(SVGNS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("id", "analysis-graph");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "Winning chance after each move, per player");
+  const x = (ply) => pad + (n > 1 ? (ply / (n - 1)) * (W - 2 * pad) : (W - 2 * pad) / 2);
+  const y = (v) => H - pad - v * (H - 2 * pad);
+  svg.append(el("rect", { x: 0, y: 0, width: W, height: H, fill: "none", stroke: "#ccc" }));
+  svg.append(el("line", { x1: pad, x2: W - pad, y1: y(0.5), y2: y(0.5), stroke: "#bbb", "stroke-dasharray": "3 3" }));
+  doc.players.forEach((name, p) => {
+    const mine = doc.moves.filter((m) => m.player === p);
+    if (!mine.length) return;
+    const colour = player(p).colour;
+    svg.append(el("polyline", { points: mine.map((m) => `${x(m.ply)},${y(m.after)}`).join(" "), fill: "none", stroke: colour, "stroke-width": 2, class: "chance" }, undefined));
+    for (const m of mine) {
+      if (!m.mark) continue;
+      const dot = el("circle", { cx: x(m.ply), cy: y(m.after), r: m.mark === "blunder" ? 5 : m.mark === "mistake" ? 4 : 3, fill: colour, stroke: "#fff" });
+      dot.append(el("title", {}, `${name}, move ${m.ply + 1}: ${m.mark}`));
+      svg.append(dot);
+    }
+  });
+  return svg;
+}
+
+export function drawAnalysis() {
+  const s = store.state;
+  const box = $("#analysis");
+  const btn = $("#btn-analyse");
+  if (!box || !btn) return;
+  const show = analysable(s);
+  const a = current();
+  if (show && !a && asked !== s.id) { asked = s.id; poll(s.id); } // one already asked for?
+  btn.hidden = !show || Boolean(a);
+  box.hidden = !show || !a;
+  if (!show || !a) return;
+  box.replaceChildren();
+  if (!a.doc) {
+    const bar = h("progress", { max: String(a.total || 1), value: String(a.done), "aria-label": "Analysis" });
+    box.append(h("p", { id: "analysis-progress", role: "status" }, `Analysing: move ${a.done} of ${a.total}`), bar);
+    return;
+  }
+  const doc = a.doc;
+  box.append(h("p", { id: "analysis-progress", role: "status" }, `Analysis done: ${doc.moves.length} of ${doc.moves.length} moves`));
+  box.append(graph(doc));
+  const legend = h("p", { className: "analysis-legend" });
+  doc.summary.forEach((row) => {
+    const span = h("span", {}, `${doc.players[row.player]}: ${row.blunder} blunders, ${row.mistake} mistakes, ${row.inaccuracy} inaccuracies `);
+    span.style.color = player(row.player).colour;
+    legend.append(span);
+  });
+  box.append(legend);
+  drawBest();
+}
+
+// In the replay, at a marked move: the search's best move outlined at its place.
+export function drawBest() {
+  const r = store.replay;
+  const text = $("#analysis-best");
+  if (text) text.remove();
+  $("#board").querySelectorAll(".best-move").forEach((n) => n.remove());
+  if (!current() || !$("#analysis") || $("#analysis").hidden) return;
+  if (!r || r.ply < 1) return;
+  const m = analysedMove(r.ply - 1);
+  if (!m || !m.mark) return;
+  const say = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1} (${m.move}) was a ${WORDS[m.mark]}: the best was ${m.best} (winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%).`);
+  $("#analysis").append(say);
+  // A placement: the card's 2x2 place; a box: the donut named.
+  const place = PLACE_RE.exec(m.best);
+  const boxed = /^box@(-?\d+),(-?\d+)$/.exec(m.best);
+  const at = place ? [Number(place[2]), Number(place[3]), 2] : boxed ? [Number(boxed[1]), Number(boxed[2]), 1] : null;
+  if (at) {
+    const [bx, by, size] = at;
+    const outline = el("rect", { x: bx + 0.02, y: by + 0.02, width: size - 0.04, height: size - 0.04, rx: 0.12, class: "best-move", fill: "none", stroke: player(m.player).colour, "stroke-width": 0.1, "stroke-dasharray": "0.2 0.12" });
+    outline.append(el("title", {}, `The best move: ${m.best}`));
+    $("#board").append(outline);
+  }
+}
+
+// The mark of move i, for the log (null when none).
+export function markOf(i) {
+  const m = analysedMove(i);
+  return m && m.mark ? m.mark : null;
+}
+
+export function setupAnalysis() {
+  $("#btn-analyse").addEventListener("click", start);
+}

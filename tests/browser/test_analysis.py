@@ -1,0 +1,89 @@
+"""The Analyse button on a finished local game (static/analysis.js)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import page_for, post
+
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_analyse_a_finished_game_shows_progress_then_the_graph(live: str, chromium: Any) -> None:
+    # deadlock.json: ten swaps, then the game is over (nobody can place).
+    record = json.loads((ROOT / "tests" / "data" / "deadlock.json").read_text())
+    done = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
+    expect(page.get_by_role("region", name=re.compile("Game over"))).to_be_visible()
+    button = page.get_by_role("button", name="Analyse", exact=True)
+    expect(button).to_be_visible()
+    button.click()
+    expect(button).to_be_hidden()
+    progress = page.locator("#analysis-progress")
+    expect(progress).to_contain_text(re.compile(r"of 10"))
+    expect(progress).to_have_text("Analysis done: 10 of 10 moves", timeout=60_000)
+    graph = page.locator("#analysis-graph")
+    expect(graph).to_be_visible()
+    # one line per player, in the palette's colours
+    lines = graph.locator("polyline.chance")
+    expect(lines).to_have_count(2)
+    strokes = [lines.nth(i).get_attribute("stroke") for i in range(2)]
+    meta = json.loads(page.evaluate("() => fetch('/api/meta').then(r => r.text())"))
+    assert strokes == [meta["palette"]["players"][i]["colour"] for i in range(2)]
+    # Opened again (another load of the page): the analysis is still there.
+    page.reload()
+    expect(page.locator("#analysis-graph")).to_be_visible()
+    expect(page.get_by_role("button", name="Analyse", exact=True)).to_be_hidden()
+
+
+def _contested_box_record() -> dict[str, Any]:
+    """tests/test_analyse.py's contested box: player 0 may box a 12-point run
+    (box@3,0) but swaps instead (a mistake or a blunder: the search values
+    it about tanh(12/40) = 0.29 lower), player 1 boxes it; then nothing fits
+    and both swap until the piles are spent (14 moves in all)."""
+    import donutbox
+    from donutbox.core import dump
+
+    decks = [
+        ["BCRC", "HHHH", "HHHH", "HHHH", "BBBB", "HHHH", "HHHH"],
+        ["CCCB", "HHHH", "HHHH", "HHHH", "HHHH", "HHHH"],
+    ]
+    game = donutbox.Game.deal(decks)
+    for move in ["BCRC@2,0/0=C", "CCCB@2,2/0", "swap HHHH", "box@3,0"] + ["swap HHHH"] * 10:
+        game.play(move)
+    assert game.finished
+    return dump(game)  # type: ignore[no-any-return]
+
+
+def test_a_marked_move_in_the_log_and_its_best_alternative_on_the_board(
+    live: str, chromium: Any
+) -> None:
+    done = post(live + "/api/games/import", _contested_box_record())
+    page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
+    page.get_by_role("button", name="Analyse", exact=True).click()
+    expect(page.locator("#analysis-progress")).to_have_text(
+        "Analysis done: 14 of 14 moves", timeout=60_000
+    )
+    third = page.locator("#log li").nth(2)
+    expect(third.locator(".flag")).to_have_text(re.compile("^(mistake|blunder)$"))
+    # from the box on, every move is the only one (or the best): none marked
+    expect(page.locator("#log li:nth-child(n+4) .flag")).to_have_count(0)
+    third.locator("button.say").click()
+    expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
+    expect(page.locator("#analysis-best")).to_contain_text("the best was box@3,0")
+    best = page.locator("#board rect.best-move")
+    expect(best).to_have_count(1)
+    assert best.get_attribute("x") == "3.02" and best.get_attribute("y") == "0.02"
+    # another move: no alternative shown
+    page.locator("#rp-next").click()
+    expect(page.locator("#rp-ply")).to_have_text("move 4 of 14")
+    expect(page.locator("#board rect.best-move")).to_have_count(0)
+    expect(page.locator("#analysis-best")).to_have_count(0)
