@@ -15,6 +15,7 @@ row writes the ratings.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -116,6 +117,11 @@ class Ratings:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
+        # Two games sharing a player may end together (settle runs from the
+        # lobby's tick and from GETs, in threads): one settlement at a time
+        # in this process, and the rating rows locked (FOR UPDATE) across
+        # processes on PostgreSQL, so no update of a player's rating is lost.
+        self._settling = threading.Lock()
 
     def record_game(
         self,
@@ -171,6 +177,10 @@ class Ratings:
         """If the game has ended and is not settled yet: its places, scores
         and (if rated) new ratings, in one transaction.  True if this call
         settled it."""
+        with self._settling:
+            return self._settle(game_id)
+
+    def _settle(self, game_id: str) -> bool:
         stored = self.store.get(game_id)
         if stored is None or not stored.finished:
             return False
@@ -216,7 +226,7 @@ class Ratings:
                 s.place = place[s.seat]
                 s.score = game.scores[s.seat]
                 if rated:
-                    row = db.get(RatingRow, (s.user_id, info.rules_key))
+                    row = db.get(RatingRow, (s.user_id, info.rules_key), with_for_update=True)
                     if row is None:
                         row = RatingRow(
                             user_id=s.user_id,
