@@ -55,7 +55,7 @@ from ..core.geometry import OFFSET, STRIDE
 from ..core.moves import BOX, PASS, PLACE, SWAP, Move
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
-from .codec import ActionCodec
+from .codec import ActionCodec, _face, _index, _slot  # one tray/index reading for both encodings
 from .observation import ObservationEncoder, ObservationLayout
 
 TRAY_SLOTS: Final = GAME_INFO.tray_size
@@ -471,28 +471,6 @@ def _first_lost(game: Game, turn: Turn, codec: PlacesCodec) -> Move:
         except ValueError:
             return move
     raise KeyError(codec.overflow_action)
-
-
-def _slot(face: str, tray: Sequence[str]) -> int:
-    for i, f in enumerate(tray[:TRAY_SLOTS]):
-        if f == face:
-            return i
-    raise ValueError(f"{face} is not in the tray {' '.join(tray) or '(empty)'}")
-
-
-def _face(slot: int, tray: Sequence[str]) -> str:
-    if slot >= len(tray):
-        raise ValueError(f"tray slot {slot} is empty")
-    return tray[slot]
-
-
-def _index(action: object, size: int) -> int:
-    if isinstance(action, bool) or not isinstance(action, int | np.integer):
-        raise ValueError(f"an action is an integer, not {type(action).__name__}")
-    a = int(action)
-    if not 0 <= a < size:
-        raise ValueError(f"action {a} is outside 0..{size - 1}")
-    return a
 
 
 # -- observations ---------------------------------------------------------------
