@@ -86,6 +86,62 @@ def _own_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _rss_parts_mb(pid: int) -> dict[str, float]:
+    """Where ``pid``'s resident memory is (``/proc/PID/smaps``), MB: the
+    main heap (glibc's brk arena), anonymous mappings of at most 1 MiB
+    (CPython's object arenas are 1 MiB mmaps, so are glibc's big single
+    allocations), larger anonymous mappings (thread arenas: 64 MiB
+    reservations, thread stacks), and files (the interpreter, libraries)."""
+    parts = {"heap": 0.0, "anon <= 1 MiB": 0.0, "anon > 1 MiB": 0.0, "files": 0.0}
+    with contextlib.suppress(OSError):
+        kind, size = "files", 0
+        for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+            head = line.split()
+            if not head:
+                continue
+            if "-" in head[0] and len(head) >= 5:  # a mapping's first line
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                size = hi - lo
+                name = head[5] if len(head) > 5 else ""
+                if name == "[heap]":
+                    kind = "heap"
+                elif name and not name.startswith("["):
+                    kind = "files"
+                else:
+                    kind = "anon <= 1 MiB" if size <= (1 << 20) + 4096 else "anon > 1 MiB"
+            elif head[0] == "Rss:":
+                parts[kind] += int(head[1]) / 1024
+    return {k: round(v, 1) for k, v in parts.items()}
+
+
+def _malloc_stats(pid: int, path: Path) -> dict[str, float]:
+    """CPython's allocator, MB: its object arenas (``arenas``: 1 MiB each),
+    the bytes in blocks in use, and the free bytes inside those arenas
+    (``free``: kept, not given back: fragmentation).  From the server's
+    ``sys._debugmallocstats()`` (SIGUSR1, _server_with_malloc_stats.py)."""
+    done = path.read_text().count("--- end ---") if path.exists() else 0
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(100):
+        time.sleep(0.05)
+        if path.exists() and path.read_text().count("--- end ---") > done:
+            break
+    text = path.read_text().rsplit("--- malloc stats ---", 1)[-1]
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        value = value.strip().replace(",", "")
+        if not value.isdigit():
+            continue
+        key = key.strip()
+        if key.startswith("# arenas allocated current"):
+            out["arenas"] = int(value)
+        elif key.startswith("# bytes in allocated blocks"):
+            out["used"] = round(int(value) / 2**20, 1)
+        elif key.startswith("# bytes in available blocks"):
+            out["free"] = round(int(value) / 2**20, 1)
+    return out
+
+
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) ``pid`` has used so far."""
     with contextlib.suppress(OSError, ValueError, IndexError):
@@ -483,6 +539,32 @@ def main() -> int:
         default=1,
         help="loopback addresses the request floods come from (1 to 16; default 1)",
     )
+    ap.add_argument(
+        "--only",
+        action="append",
+        metavar="ATTACK",
+        help="run only the attacks whose name starts with this (repeatable), e.g. 'spectator'",
+    )
+    ap.add_argument(
+        "--py-spy",
+        metavar="DIR",
+        help="record the server with py-spy during each attack: DIR/<n>.txt, collapsed stacks",
+    )
+    ap.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the server only, e.g. PYTHONMALLOC=malloc",
+    )
+    ap.add_argument(
+        "--malloc-stats",
+        action="store_true",
+        help="also read CPython's allocator statistics before and after each attack",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="run the chosen attacks this many times (1 to 5)"
+    )
     ap.add_argument("--client", nargs=3, metavar=("URL", "EVENTS", "STOP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
@@ -499,11 +581,17 @@ def main() -> int:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = dict(os.environ, PYTHONPATH=str(SRC))
+    server_env = dict(env, **dict(kv.split("=", 1) for kv in args.server_env))
+    stats_path = work / "malloc-stats.txt"
+    if args.malloc_stats:
+        server_env["DONUTBOX_MALLOC_STATS"] = str(stats_path)
+    entry = ["-m", "donutbox"]
+    if args.malloc_stats:
+        entry = [str(HERE / "_server_with_malloc_stats.py")]
     server = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "donutbox",
+            *entry,
             "serve",
             "--host",
             "127.0.0.1",
@@ -512,7 +600,7 @@ def main() -> int:
             "--db",
             f"sqlite:///{work / 'games.db'}",
         ],
-        env=env,
+        env=server_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -556,13 +644,36 @@ def main() -> int:
                 "outcome": {},
             }
         )
-        for name, attack in ATTACKS:
+        chosen = [
+            (name, attack)
+            for name, attack in ATTACKS
+            if not args.only or any(name.startswith(o) for o in args.only)
+        ] * max(1, min(5, args.repeat))
+        for n, (name, attack) in enumerate(chosen):
             game = json.loads(Path(stop_path + ".game").read_text())
+            spy = None
+            if args.py_spy:
+                Path(args.py_spy).mkdir(parents=True, exist_ok=True)
+                spy = subprocess.Popen(
+                    [
+                        *("py-spy", "record", "--pid", str(server.pid), "--rate", "200"),
+                        *("--format", "raw", "--output", str(Path(args.py_spy) / f"{n}.txt")),
+                        *("--duration", str(int(args.seconds + 2))),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                time.sleep(1)
             before = _own_rss_mb(server.pid)
+            parts_before = _rss_parts_mb(server.pid)
+            stats_before = _malloc_stats(server.pid, stats_path) if args.malloc_stats else None
             cpu0, t0 = _cpu_s(server.pid), time.time()
             print(f"{name} ...", file=sys.stderr, flush=True)
             outcome = asyncio.run(attack(base, args.seconds, game))
             t1, cpu1, load = time.time(), _cpu_s(server.pid), _load()
+            if spy is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    spy.wait(30)
             time.sleep(args.settle)
             results.append(
                 {
@@ -572,6 +683,11 @@ def main() -> int:
                     "rss_before": before,
                     "rss_after": _own_rss_mb(server.pid),
                     "rss_with_workers": _rss_mb(server.pid),
+                    "rss_parts_before": parts_before,
+                    "rss_parts_after": _rss_parts_mb(server.pid),
+                    "malloc_stats": None
+                    if stats_before is None
+                    else [stats_before, _malloc_stats(server.pid, stats_path)],
                     "server_cpu_s": cpu1 - cpu0,
                     "load": load,
                     "outcome": outcome,
@@ -622,6 +738,10 @@ def main() -> int:
     for r in results:
         if r["outcome"]:
             print(f"- {r['attack']}: {json.dumps(r['outcome'])}")
+        if "rss_parts_after" in r:
+            print(f"  RSS parts MB: {r['rss_parts_before']} -> {r['rss_parts_after']}")
+        if r.get("malloc_stats"):
+            print(f"  CPython allocator: {r['malloc_stats'][0]} -> {r['malloc_stats'][1]}")
         if r["failures"]:
             print(f"  client failures: {r['failures']}")
     if args.out:

@@ -413,7 +413,9 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
     )
     # A wrong link: a one-line error, and no retrying.
     bad = _page(browser, f"{server.url}/#/online/{game['id']}/not-a-token")
-    sync_api.expect(bad.locator("#error")).to_have_text("token: this link does not open this game")
+    sync_api.expect(bad.locator("#error")).to_have_text(
+        "token: no such game, or this link does not open it"
+    )
     sync_api.expect(bad.locator("#conn")).to_have_text("Not connected")
     # The links this browser opened are remembered, to reopen them.
     cy.click("#btn-games")

@@ -266,6 +266,9 @@ def test_unknown_ids_leave_no_per_game_state(client: TestClient) -> None:
             assert r.status_code == 404, (r.url, r.text)
         socket = f"/api/games/{gid}/ws" if i % 2 else f"/api/online/{gid}/ws"
         with client.websocket_connect(socket) as ws:
+            if not i % 2:  # the online socket answers the hello
+                ws.send_json({"type": "hello", "token": "t" * 32})
+                assert ws.receive_json()["type"] == "error"
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_json()
             assert closed.value.code == 4404

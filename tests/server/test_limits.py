@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 from donutbox.core import Game, Rules
 from donutbox.server import jsonsafe, limits, security
 from donutbox.server.app import create_app
+from donutbox.server.errors import Overloaded
 from donutbox.server.storage import make_engine
 
 
@@ -161,7 +162,7 @@ def test_run_blocking_refuses_when_its_queue_is_full(monkeypatch: pytest.MonkeyP
         await asyncio.sleep(0.05)
         try:
             await limits.run_blocking(lambda: None, what="replay")
-        except limits.Busy as err:
+        except Overloaded as err:
             reason = err.reason
         else:
             reason = ""

@@ -202,18 +202,21 @@ def test_a_socket_to_a_missing_or_wrong_game_is_closed_with_a_reason(server: Ser
     local = server.post("/api/games", {"opponent": "hotseat"})
     ws_base = server.base.replace("http://", "ws://")
 
-    async def close_code(path: str) -> int | None:
+    async def close_code(path: str, hello: str | None = None) -> int | None:
         async with websockets.connect(ws_base + path) as ws:
+            if hello is not None:  # the online socket looks the game up at the hello
+                await ws.send(json.dumps({"type": "hello", "token": hello}))
             try:
-                await asyncio.wait_for(ws.recv(), 10)
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
             except websockets.ConnectionClosed as closed:
                 return closed.rcvd.code if closed.rcvd else None
         return None
 
     async def main() -> list[int | None]:
         return [
-            await close_code("/api/online/no-such-game/ws"),
-            await close_code(f"/api/online/{local['id']}/ws"),
+            await close_code("/api/online/no-such-game/ws", "t" * 43),
+            await close_code(f"/api/online/{local['id']}/ws", local["owner_token"]),
             await close_code("/api/games/no-such-game/ws"),
         ]
 

@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from donutbox.core import Game
 from donutbox.core.cards import rotate
@@ -111,7 +112,8 @@ def test_links_open_one_seat_each_and_the_spectator_sees_no_tray(client: TestCli
     assert s0["legal"] and s1["legal"] == []  # seat 0 moves first
     for bad in ("", "Bearer nope", f"Bearer {t0}x", t0[:-1]):
         r = client.get(f"/api/online/{g['id']}", headers={"Authorization": bad})
-        assert r.status_code == 403 and "token" in r.json()["detail"]
+        # The answer to an id that does not exist: nothing says the game is real.
+        assert (r.status_code, r.json()) == (404, {"detail": "no such game"})
     # The local (one-browser) endpoints do not open an online game, even
     # with a seat's token, and the saved-games list does not show it.
     assert client.get(f"/api/games/{g['id']}", headers=_auth(t0)).status_code == 404
@@ -137,7 +139,7 @@ def test_http_moves_need_the_seat_whose_turn_it_is(client: TestClient) -> None:
     r = client.post(url, json={"move": legal[0], "version": 0}, headers=_auth(spectator))
     assert r.status_code == 403 and "spectator" in r.json()["detail"]
     r = client.post(url, json={"move": legal[0], "version": 0})
-    assert r.status_code == 403
+    assert (r.status_code, r.json()) == (404, {"detail": "no such game"})  # no token
     r = client.post(url, json={"move": legal[0], "version": 0}, headers=_auth(t0))
     assert r.status_code == 200 and r.json()["version"] == 1
     r = client.post(url, json={"move": legal[0], "version": 0}, headers=_auth(t0))
@@ -177,11 +179,17 @@ def test_names_are_kept_as_text(client: TestClient) -> None:
 def test_websocket_protocol_hello_moves_presence_and_errors(client: TestClient) -> None:
     g = _online(client)
     t0, t1 = g["seats"][0]["token"], g["seats"][1]["token"]
+    wrong = Reader(client, g["id"], None)
+    wrong.send(type="move", move="CCSS@0,1/0", version=0)
+    assert "hello" in wrong.until("error")["reason"]  # the socket stays open
+    wrong.send(type="hello", token="not-a-token")
+    # A wrong token: answered as an unknown game is (error, then close 4404).
+    assert wrong.until("error")["reason"] == "token: no such game, or this link does not open it"
+    with pytest.raises(WebSocketDisconnect) as closed:
+        wrong.recv()
+    assert closed.value.code == 4404
+    wrong.cm.__exit__(None, None, None)
     a = Reader(client, g["id"], None)
-    a.send(type="move", move="CCSS@0,1/0", version=0)
-    assert "hello" in a.until("error")["reason"]
-    a.send(type="hello", token="not-a-token")
-    assert "token" in a.until("error")["reason"]
     a.send(type="hello", token=t0)
     assert a.until("welcome") == {"type": "welcome", "seat": 0, "role": "player", "game": g["id"]}
     first = a.until("state")["state"]
@@ -290,8 +298,6 @@ def test_a_clock_that_runs_out_lets_the_ai_move(client: TestClient) -> None:
 
 
 def test_rate_limit_refuses_floods_and_closes_abusers(client: TestClient) -> None:
-    from starlette.websockets import WebSocketDisconnect
-
     g = _online(client)
     a = Reader(client, g["id"], g["seats"][0]["token"])
     for i in range(40):

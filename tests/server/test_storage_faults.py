@@ -420,18 +420,24 @@ def test_get_of_a_quarantined_game_is_corrupt_game(path: Path) -> None:
 def test_a_socket_on_a_damaged_game_is_closed_with_the_reason(path: Path) -> None:
     """Main: a WebSocket opened on a game whose row could not be read raised
     in the handler (a bare handshake failure, a traceback in the log).  Now
-    it is closed with 1011 and the one-line reason."""
+    a hello with one of the game's tokens gets the one-line reason (an
+    ``error``, then close 1011); any other token gets what an unknown id
+    gets (close 4404: a stranger does not learn the game exists)."""
     from starlette.websockets import WebSocketDisconnect
 
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        gid = _online_row(c)
+        gid, token = _online_game(c)
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("update games set options = '{' where id = ?", (gid,))
+        conn.execute("update games set record = '{' where id = ?", (gid,))
     with TestClient(create_app(_url(path), inline_ai=True)) as c:
-        with (
-            pytest.raises(WebSocketDisconnect) as info,
-            c.websocket_connect(f"/api/online/{gid}/ws") as ws,
-        ):
-            ws.receive_json()
-        assert info.value.code == 1011
-        assert _one_line(info.value.reason).startswith(f"game {gid}: its stored record")
+        for hello, code in ((token, 1011), ("t" * 43, 4404)):
+            with (
+                pytest.raises(WebSocketDisconnect) as info,
+                c.websocket_connect(f"/api/online/{gid}/ws") as ws,
+            ):
+                ws.send_json({"type": "hello", "token": hello})
+                error = ws.receive_json()
+                ws.receive_json()
+            assert info.value.code == code
+            if code == 1011:
+                assert _one_line(error["reason"]).startswith(f"game {gid}: its stored record")

@@ -36,7 +36,18 @@ class NotIntroduced(ActionError):
 
 
 class Busy(ActionError):
-    """Too many at once: try again later (HTTP 429)."""
+    """Too many at once: try again later.  The one "busy" refusal of the
+    server: HTTP 429 (this client asked too often) or, as ``Overloaded``,
+    503 (the server is busy with everyone's work); over a WebSocket an
+    ``error`` message, the socket staying open."""
+
+
+class Overloaded(Busy):
+    """The server's blocking-work pool is full (``limits.run_blocking``):
+    HTTP 503 with ``Retry-After``."""
+
+    def __init__(self, what: str = "server") -> None:
+        super().__init__(f"{what}: busy with other requests, try again in a moment")
 
 
 class NoSuchGame(ActionError, LookupError):

@@ -113,7 +113,8 @@ class Fanout:
 
     def attach(self, conn: Connection) -> None:
         self.readers.setdefault(conn.game_id, set()).add(conn)
-        conn.start()
+        if conn.writer is None:
+            conn.start()
 
     def detach(self, conn: Connection) -> None:
         """Forget a reader (its game's presence goes out soon after)."""

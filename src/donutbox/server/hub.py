@@ -24,14 +24,13 @@ import re
 import time
 from collections.abc import Awaitable
 from concurrent.futures import Executor
-from typing import NoReturn
 
 from . import limits
 from .ai_runner import AISeats, AIWork
 from .clocks import Clocks
 from .errors import NoSuchGame
 from .fanout import Fanout
-from .session import GameSession
+from .session import GameSession, token_opens
 from .storage import CorruptGame, Store, StoredGame
 from .throttle import CreationLimit
 
@@ -53,6 +52,13 @@ GAME_ID = re.compile(r"[A-Za-z0-9_-]{16}")
 #: A stored record with more moves than this is played back into a session
 #: in ``limits.run_blocking`` (off the event loop) by ``Hub.load``.
 LOAD_INLINE_MOVES = 200
+
+
+def _retrieved(done: asyncio.Future[GameSession]) -> None:
+    """A shared load's failure is re-raised to every caller; nobody waiting
+    on the future itself must not make asyncio log it as never retrieved."""
+    if not done.cancelled():
+        done.exception()
 
 
 class Hub:
@@ -82,15 +88,16 @@ class Hub:
         #: games made per client address (throttle.py)
         self.creation = CreationLimit()
         #: games being played back in a worker thread (``load``)
-        self._loading: dict[str, asyncio.Future[None]] = {}
+        self._loading: dict[str, asyncio.Future[GameSession]] = {}
 
     # -- sessions ---------------------------------------------------------------
 
     async def load(self, game_id: str) -> GameSession:
-        """The game's session, loaded if need be, like ``session``, but a
-        long record is played back in ``limits.run_blocking``: the event loop
-        keeps serving everyone else meanwhile.  Routes call this first, then
-        ``session`` finds the game in memory."""
+        """The game's session, loaded if need be, like ``session``, but with
+        the database read in a thread and a long record played back in
+        ``limits.run_blocking``: the event loop keeps serving everyone else
+        meanwhile.  Concurrent loads of one game share one.  Routes call
+        this (or ``open``) first, then ``session`` finds the game in memory."""
         s = self.sessions.get(game_id)
         if s is not None:
             self.used[game_id] = time.monotonic()
@@ -99,50 +106,77 @@ class Hub:
             raise NoSuchGame()
         waiting = self._loading.get(game_id)
         if waiting is not None:  # another request is loading it: share that
-            await asyncio.shield(waiting)
-            return self.session(game_id)
-        stored = self.store.get(game_id)
-        if stored is None:
-            raise NoSuchGame()
-        moves = stored.record.get("moves") if isinstance(stored.record, dict) else None
-        if not isinstance(moves, list) or len(moves) <= LOAD_INLINE_MOVES:
-            return self._install(game_id, self._build(game_id, stored))
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return await asyncio.shield(waiting)
+        done: asyncio.Future[GameSession] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieved)
         self._loading[game_id] = done
         try:
-            built = await limits.run_blocking(self._try_build, stored, what="loading a game")
-            s = self.sessions.get(game_id)  # loaded meanwhile by a sync caller?
-            if s is None:
-                s = self._install(game_id, self._build_result(game_id, built))
-            return s
+            s = await self._load(game_id)
+        except asyncio.CancelledError:
+            done.cancel()
+            raise
+        except Exception as err:
+            done.set_exception(err)
+            raise
         finally:
             del self._loading[game_id]
-            done.set_result(None)
+        done.set_result(s)
+        return s
+
+    async def _load(self, game_id: str) -> GameSession:
+        stored = await asyncio.to_thread(self.store.get, game_id)
+        if stored is None:
+            raise NoSuchGame()
+        s = self.sessions.get(game_id)  # loaded meanwhile by a sync caller?
+        if s is not None:
+            return s
+        moves = stored.record.get("moves") if isinstance(stored.record, dict) else None
+        if not isinstance(moves, list) or len(moves) <= LOAD_INLINE_MOVES:
+            built = self._try_build(stored)
+        else:
+            built = await limits.run_blocking(self._try_build, stored, what="loading a game")
+        if isinstance(built, Exception):  # a record the engine refuses: set aside
+            raise await asyncio.to_thread(self._quarantine, game_id, built) from None
+        return self._install(game_id, built)
+
+    async def open(self, game_id: str, token: str | None) -> GameSession:
+        """``load``, for a reader holding ``token`` (an owner token or a
+        link's).  A game not in memory is loaded only for a token that opens
+        it (checked on its stored options first: a small read): anyone else
+        gets ``NoSuchGame`` exactly as for an id that does not exist, even
+        when the game is damaged (``CorruptGame``, 503, is told to its own
+        tokens only) or the server too busy to load it, and a stranger makes
+        the server replay nothing.  The caller still checks what the token
+        opens in a game in memory."""
+        if game_id not in self.sessions and GAME_ID.fullmatch(game_id):
+            access = await asyncio.to_thread(self.store.access, game_id)
+            if access is None or not token_opens(*access, token):
+                raise NoSuchGame()
+        return await self.load(game_id)
 
     def _try_build(self, stored: StoredGame) -> GameSession | Exception:
-        """In a worker thread: the session (playing the record back is the
-        costly part; it touches no shared state), or the error it gave."""
+        """The session (playing the record back is the costly part; it
+        touches no shared state, so it may run in a worker thread), or the
+        error it gave."""
         try:
             return GameSession(stored, self.store)
         except Exception as err:
             return err
 
-    def _build_result(self, game_id: str, built: GameSession | Exception) -> GameSession:
-        if isinstance(built, Exception):
-            self._refuse(game_id, built)
-        assert isinstance(built, GameSession)
-        return built
-
-    def _build(self, game_id: str, stored: StoredGame) -> GameSession:
-        try:
-            return GameSession(stored, self.store)
-        except Exception as err:  # a record the engine refuses: set aside
-            self._refuse(game_id, err)
-
-    def _refuse(self, game_id: str, err: Exception) -> NoReturn:
+    def _quarantine(self, game_id: str, err: Exception) -> CorruptGame:
+        """Set the game aside (a database write: called in a thread by
+        ``load``); the error to raise."""
         first = (str(err).splitlines() or [""])[0]
         self.store.quarantine(game_id, f"{type(err).__name__}: {first}")
-        raise CorruptGame(game_id, type(err).__name__) from None
+        return CorruptGame(game_id, type(err).__name__)
+
+    def adopt(self, stored: StoredGame) -> GameSession:
+        """A game just made (its stored row in hand: no database read) into
+        memory."""
+        built = self._try_build(stored)
+        if isinstance(built, Exception):
+            raise built
+        return self._install(stored.id, built)
 
     def session(self, game_id: str) -> GameSession:
         """The game's session, loaded if need be; NoSuchGame if there is none."""
@@ -151,7 +185,10 @@ class Hub:
             stored = self.store.get(game_id) if GAME_ID.fullmatch(game_id) else None
             if stored is None:
                 raise NoSuchGame()
-            s = self._install(game_id, self._build(game_id, stored))
+            built = self._try_build(stored)
+            if isinstance(built, Exception):
+                raise self._quarantine(game_id, built) from None
+            s = self._install(game_id, built)
         else:
             self.used[game_id] = time.monotonic()
         return s
@@ -172,9 +209,14 @@ class Hub:
         return s
 
     def lock(self, game_id: str) -> asyncio.Lock:
-        """The game's lock (the game is loaded if need be)."""
-        self.session(game_id)
-        return self.locks[game_id]
+        """The game's lock (the game is loaded if need be: callers have
+        ``load``-ed it, so this is no database read)."""
+        lock = self.locks.get(game_id)
+        if lock is None:
+            self.session(game_id)
+            lock = self.locks[game_id]
+        self.used[game_id] = time.monotonic()
+        return lock
 
     def idle(self, game_id: str) -> bool:
         """Nothing holds the game in memory: no reader, no AI work, no clock,
@@ -219,7 +261,7 @@ class Hub:
             await asyncio.sleep(TRIM_SECONDS)
             # A burst of connections gone: their memory back to the system.
             readers = sum(len(r) for r in self.fanout.readers.values())
-            trimmer.check(limits.connections_held() + readers)
+            await trimmer.check_async(limits.connections_held() + readers)
             if time.monotonic() - last >= SWEEP_SECONDS:
                 last = time.monotonic()
                 self.sweep()

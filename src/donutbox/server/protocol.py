@@ -22,7 +22,7 @@ from .fanout import Connection
 from .hub import Hub
 from .online import RATE_CLOSE, BadMessage, parse_message
 from .session import HUMAN, SPECTATOR
-from .storage import StorageError
+from .storage import CorruptGame, StorageError
 
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT = 10.0
@@ -45,19 +45,15 @@ async def refuse(ws: WebSocket, code: int) -> None:
 
 
 async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
-    """One online reader's socket, from accept to close."""
-    try:
-        s = await hub.load(game_id)
-    except NoSuchGame:
-        await refuse(ws, CLOSE_NO_GAME)
-        return
-    if not s.online:
-        await refuse(ws, CLOSE_WRONG_KIND)
-        return
+    """One online reader's socket, from accept to close.  The game is looked
+    up at the hello, with its token: an id that does not exist and a token
+    that opens nothing get the same answer (an ``error`` ``token: no such
+    game, or this link does not open it``, then close 4404), so a stranger
+    cannot tell a real game from a guessed id."""
     await ws.accept()
     conn = Connection(ws.send_text, game_id)
     conn.online = True
-    hub.fanout.attach(conn)
+    conn.start()  # attached to the game's readers once introduced (hello)
     code = 1000
     try:
         while not conn.closed.is_set():
@@ -75,9 +71,9 @@ async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
             try:
                 if not await receive(hub, conn, text):
                     break
-            except _Full as full:
-                conn.put({"type": "error", "reason": full.reason})
-                code = CLOSE_FULL
+            except _Closing as closing:
+                conn.put({"type": "error", "reason": closing.reason})
+                code = closing.code
                 break
     except WebSocketDisconnect:
         pass
@@ -90,8 +86,40 @@ async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
             await ws.close(code=code)
 
 
-class _Full(Busy):
+class _Closing(ActionError):
+    """A refusal after which the socket is closed, with ``code``."""
+
+    code = 1000
+
+
+class _Full(_Closing, Busy):
     """The game has as many spectators as it takes: the socket is closed."""
+
+    code = CLOSE_FULL
+
+
+class _Unknown(_Closing, NoSuchGame):
+    """No such game, or the token opens nothing in it: the same answer."""
+
+    code = CLOSE_NO_GAME
+
+    def __init__(self) -> None:
+        super().__init__("token: no such game, or this link does not open it")
+
+
+class _Damaged(_Closing):
+    """The game's stored record cannot be read: it will not get better."""
+
+    code = 1011
+
+
+class _WrongKind(_Closing):
+    """The owner token of a local game, sent to the online socket."""
+
+    code = CLOSE_WRONG_KIND
+
+    def __init__(self) -> None:
+        super().__init__("game: this is not an online game")
 
 
 async def receive(hub: Hub, conn: Connection, text: str | bytes | None) -> bool:
@@ -108,7 +136,7 @@ async def receive(hub: Hub, conn: Connection, text: str | bytes | None) -> bool:
     ref = msg.get("ref")
     try:
         await dispatch(hub, conn, msg)
-    except _Full:
+    except _Closing:
         raise
     except NoSuchGame:
         conn.put({"type": "error", "reason": "game: no such game", "ref": ref})
@@ -157,16 +185,22 @@ async def dispatch(hub: Hub, conn: Connection, msg: dict[str, Any]) -> None:
 async def hello(hub: Hub, conn: Connection, token: str) -> None:
     if conn.seat is not None:
         raise Conflict("hello: already introduced")
-    s = hub.session(conn.game_id)
+    try:
+        s = await hub.open(conn.game_id, token)
+    except NoSuchGame:
+        raise _Unknown() from None
+    except CorruptGame as err:  # told to the game's own tokens only (Hub.open)
+        raise _Damaged(err.reason) from None
     async with hub.lock(conn.game_id):
         seat = s.reader_for(token) if s.online else None
         if seat is None:
-            raise NotAllowed("token: this link does not open this game")
+            raise _WrongKind() if s.owned_by(token) else _Unknown()
         if seat == SPECTATOR and hub.fanout.spectators(s.id) >= MAX_SPECTATORS:
             raise _Full(
                 f"spectators: this game already has {MAX_SPECTATORS} watching; try again later"
             )
         conn.seat = seat
+        hub.fanout.attach(conn)
         role = "spectator" if seat == SPECTATOR else "player"
         conn.put({"type": "welcome", "seat": seat, "role": role, "game": s.id})
         started = False

@@ -141,7 +141,7 @@ def _me(who: SignedIn | None) -> dict[str, Any] | None:
 async def account(request: Request, response: Response) -> dict[str, Any]:
     """Who is signed in (``user``: null if nobody) and the CSRF token the
     next state-changing request must send as ``X-CSRF-Token``."""
-    who = signed_in_or_none(request)
+    who = await asyncio.to_thread(signed_in_or_none, request)
     if who is not None:
         csrf = who.csrf
     else:
@@ -163,7 +163,7 @@ async def sign_up(
 ) -> dict[str, Any]:
     c.accounts.by_address.take(client_address(request), "address")
     user = await asyncio.to_thread(c.accounts.sign_up, body.name, body.password)
-    token, csrf = c.accounts.open_session(user)
+    token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
     return {"user": {"name": user.name}, "csrf": csrf}
 
@@ -174,17 +174,17 @@ async def sign_in(
 ) -> dict[str, Any]:
     _attempt(c, request, body.name)
     user = await asyncio.to_thread(c.accounts.check, body.name, body.password)
-    c.accounts.close_session(request.cookies.get(SESSION_COOKIE))
-    token, csrf = c.accounts.open_session(user)
+    await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
+    token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
     return {"user": {"name": user.name}, "csrf": csrf}
 
 
 @router.post("/api/account/signout", dependencies=[Csrf])
 async def sign_out(request: Request, response: Response, c: CommunityDep) -> dict[str, Any]:
-    who = signed_in_or_none(request)
-    c.accounts.close_session(request.cookies.get(SESSION_COOKIE))
-    if who is not None:
+    who = await asyncio.to_thread(signed_in_or_none, request)
+    await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
+    if who is not None:  # the lobby's in-memory part: on the event loop
         c.lobby.forget(who.user)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return {"user": None}
@@ -199,7 +199,9 @@ async def change_password(
     await asyncio.to_thread(
         c.accounts.change_password, me.user, body.old_password, body.new_password
     )
-    c.accounts.close_other_sessions(me.user, request.cookies.get(SESSION_COOKIE))
+    await asyncio.to_thread(
+        c.accounts.close_other_sessions, me.user, request.cookies.get(SESSION_COOKIE)
+    )
     return {"changed": True}
 
 
@@ -212,7 +214,7 @@ async def claim(
     token = bearer(authorization)
     if not OWNER_TOKEN.fullmatch(token):
         raise Invalid("Authorization: an owner token is 32 to 128 URL-safe characters")
-    if not c.accounts.claim(me.user, token):
+    if not await asyncio.to_thread(c.accounts.claim, me.user, token):
         raise NotAllowed("Authorization: these games belong to another account")
     return {"claimed": True}
 
@@ -221,27 +223,34 @@ async def claim(
 async def claimed_games(me: Me, request: Request, c: CommunityDep) -> list[dict[str, Any]]:
     """The account's local games (claimed from guest browsers)."""
     store: Store = request.app.state.hub.store
-    out: list[dict[str, Any]] = []
-    for owner in c.accounts.claimed(me.user)[:20]:
-        for g in store.list(limit=100, exclude_mode="online", owner=owner):
-            out.append(
-                {
-                    "id": g.id,
-                    "title": g.title,
-                    "mode": g.mode,
-                    "finished": g.finished,
-                    "updated": g.updated.isoformat(),
-                }
-            )
-    return out
+
+    def read() -> list[dict[str, Any]]:  # database reads: in a thread
+        out: list[dict[str, Any]] = []
+        for owner in c.accounts.claimed(me.user)[:20]:
+            for g in store.list(limit=100, exclude_mode="online", owner=owner):
+                out.append(
+                    {
+                        "id": g.id,
+                        "title": g.title,
+                        "mode": g.mode,
+                        "finished": g.finished,
+                        "updated": g.updated.isoformat(),
+                    }
+                )
+        return out
+
+    return await asyncio.to_thread(read)
 
 
 @router.get("/api/account/games/{game_id}/record")
 async def claimed_record(game_id: str, me: Me, request: Request, c: CommunityDep) -> dict[str, Any]:
     """A finished claimed local game's record."""
     store: Store = request.app.state.hub.store
-    g = store.get(game_id) if len(game_id) <= 64 else None
-    if g is None or g.mode == "online" or g.options.get("owner") not in c.accounts.claimed(me.user):
+    if len(game_id) > 64:
+        raise NoSuchGame()
+    g = await asyncio.to_thread(store.get, game_id)
+    claimed = await asyncio.to_thread(c.accounts.claimed, me.user)
+    if g is None or g.mode == "online" or g.options.get("owner") not in claimed:
         raise NoSuchGame()
     if not g.finished:
         raise NotAllowed("the record shows every hidden card: export it when the game is over")
@@ -252,27 +261,33 @@ async def claimed_record(game_id: str, me: Me, request: Request, c: CommunityDep
 async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any]:
     """A player's ratings (per rule set) and lobby games.  Seat tokens (the
     links that open a game) only in one's own profile."""
-    user = c.accounts.find(name)
+    user = await asyncio.to_thread(c.accounts.find, name)
     if user is None:
         raise NoSuchGame("name: no such player")
-    await asyncio.to_thread(c.ratings.settle_all)
-    who = signed_in_or_none(request)
-    own = who is not None and who.user.id == user.id
-    history = c.ratings.history(user.id)
-    labels = dict(c.ratings.rule_sets())
-    if not own:
-        for h in history:
-            h.pop("token")
-            h.pop("link")
+    uid = user.id
+
+    def read() -> dict[str, Any]:  # database reads: in a thread
+        c.ratings.settle_all()
+        who = signed_in_or_none(request)
+        own = who is not None and who.user.id == uid
+        history = c.ratings.history(uid)
+        labels = dict(c.ratings.rule_sets())
+        if not own:
+            for h in history:
+                h.pop("token")
+                h.pop("link")
+        ratings = {
+            k: {**r.to_dict(), "label": labels.get(k, k)} for k, r in c.ratings.all_of(uid).items()
+        }
+        return {"me": own, "ratings": ratings, "history": history}
+
+    read_out = await asyncio.to_thread(read)
     return {
         "name": user.name,
-        "me": own,
-        "online": c.lobby.is_online(user.id),
-        "ratings": {
-            k: {**r.to_dict(), "label": labels.get(k, k)}
-            for k, r in c.ratings.all_of(user.id).items()
-        },
-        "history": history,
+        "me": read_out["me"],
+        "online": c.lobby.is_online(uid),  # the lobby's in-memory part: on the event loop
+        "ratings": read_out["ratings"],
+        "history": read_out["history"],
     }
 
 
@@ -283,23 +298,29 @@ async def leaderboard(
 ) -> dict[str, Any]:
     """The players of a rule set by rating (mu - 3 sigma); without ``rules``,
     every rule set with ratings, each with its board."""
-    await asyncio.to_thread(c.ratings.settle_all)
-    if rules is not None:
-        return {"rules": rules, "players": c.ratings.leaderboard(rules)}
-    return {
-        "boards": [
-            {"rules": key, "label": label, "players": c.ratings.leaderboard(key)}
-            for key, label in c.ratings.rule_sets()
-        ]
-    }
+
+    def read() -> dict[str, Any]:  # database reads: in a thread
+        c.ratings.settle_all()
+        if rules is not None:
+            return {"rules": rules, "players": c.ratings.leaderboard(rules)}
+        return {
+            "boards": [
+                {"rules": key, "label": label, "players": c.ratings.leaderboard(key)}
+                for key, label in c.ratings.rule_sets()
+            ]
+        }
+
+    return await asyncio.to_thread(read)
 
 
 @router.get("/api/community/games/{game_id}/record")
 async def lobby_record(game_id: str, me: Me, request: Request, c: CommunityDep) -> dict[str, Any]:
     """A finished lobby game's record, for the players who sat in it."""
-    if len(game_id) > 64 or c.ratings.seat_of(me.user.id, game_id) is None:
+    if len(game_id) > 64:
         raise NoSuchGame()
-    g = request.app.state.hub.store.get(game_id)
+    if await asyncio.to_thread(c.ratings.seat_of, me.user.id, game_id) is None:
+        raise NoSuchGame()
+    g = await asyncio.to_thread(request.app.state.hub.store.get, game_id)
     if g is None:
         raise NoSuchGame()
     if not g.finished or not Game.from_record(g.record).finished:

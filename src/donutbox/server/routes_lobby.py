@@ -157,7 +157,7 @@ async def leave_queue(me: Me, c: CommunityDep) -> dict[str, Any]:
 async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
     """Invite a signed-in friend to your table: it appears in their lobby
     at once (their lobby socket)."""
-    to = c.accounts.find(body.to)
+    to = await asyncio.to_thread(c.accounts.find, body.to)
     if to is None:
         raise Invalid("to: no such player")
     if not c.lobby.is_online(to.id):
@@ -172,7 +172,7 @@ async def lobby_socket(ws: WebSocket) -> None:
     lobby changes; takes only ``{"type": "ping"}``.  The session cookie
     signs it in; an Origin of another site is refused (close 4401)."""
     c: Community = ws.app.state.community
-    who = c.accounts.session(ws.cookies.get(SESSION_COOKIE))
+    who = await asyncio.to_thread(c.accounts.session, ws.cookies.get(SESSION_COOKIE))
     if who is None or not origin_ok(ws.headers.get("origin"), ws.headers.get("host")):
         await ws.close(code=CLOSE_SIGN_IN)
         return

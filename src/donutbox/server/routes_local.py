@@ -16,6 +16,7 @@ never 403: a stranger learns nothing, not even that the id is real), and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import secrets
@@ -65,9 +66,11 @@ def owner_for_new_game(authorization: str | None) -> str:
 
 async def local(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
     """A game played in one browser (against the AI, or hotseat), if the
-    bearer owns it; NoSuchGame otherwise."""
-    s = await hub.load(game_id)
-    if not s.owned_by(bearer(authorization)):
+    bearer owns it; NoSuchGame otherwise (also for a damaged game that is
+    not the bearer's: a stranger learns nothing)."""
+    token = bearer(authorization)
+    s = await hub.open(game_id, token)
+    if not s.owned_by(token):
         raise NoSuchGame()
     return s
 
@@ -75,8 +78,8 @@ async def local(hub: Hub, game_id: str, authorization: str | None) -> GameSessio
 async def finished_game(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
     """A local game its owner asks for, or an online game one of its links
     opens (a seat's or the spectator's token as the bearer)."""
-    s = await hub.load(game_id)
     token = bearer(authorization)
+    s = await hub.open(game_id, token)
     allowed = (s.reader_for(token) is not None) if s.online else s.owned_by(token)
     if not token or not allowed:
         raise NoSuchGame()
@@ -122,8 +125,10 @@ async def new_game(
         game.meta["practice"] = True
     options["owner"] = digest(token)
     mode = "hotseat" if req.opponent == "hotseat" else "ai"
-    stored = hub.store.create(game.rules.label(), mode, seats, options, game.to_record())
-    return _owned(hub.session(stored.id).state(), token)
+    stored = await asyncio.to_thread(
+        hub.store.create, game.rules.label(), mode, seats, options, game.to_record()
+    )
+    return _owned(hub.adopt(stored).state(), token)
 
 
 @router.get("/api/games")
@@ -134,7 +139,8 @@ async def list_games(hub: HubDep, authorization: str | None = Header(None)) -> l
     if not token or not OWNER_TOKEN.fullmatch(token):
         return []
     out = []
-    for g in hub.store.list(exclude_mode=ONLINE, owner=digest(token)):
+    games = await asyncio.to_thread(hub.store.list, exclude_mode=ONLINE, owner=digest(token))
+    for g in games:
         if g.options.get("owner") != digest(token):  # the query matched text only
             continue
         meta = g.record
@@ -233,7 +239,7 @@ async def delete_game(game_id: str, hub: HubDep, authorization: str | None = Aut
     async with hub.lock(game_id):
         if game_id in hub.seats.thinking or hub.ai.queued(game_id):
             raise Conflict("the AI is moving in this game: delete it when it has moved")
-        hub.store.delete(game_id)
+        await asyncio.to_thread(hub.store.delete, game_id)
         hub.evict(game_id)
 
 
@@ -260,7 +266,8 @@ async def import_game(
     except DonutboxError as err:
         raise Invalid(str(err)) from None
     seats = [HUMAN] * game.players
-    stored = hub.store.create(
+    stored = await asyncio.to_thread(
+        hub.store.create,
         "imported: " + game.rules.label(),
         "hotseat",
         seats,
@@ -292,12 +299,12 @@ async def socket(ws: WebSocket, game_id: str, token: str | None = Query(None)) -
     WebSocket): without it, or with another, closed with 4404."""
     hub: Hub = ws.app.state.hub
     try:
-        s = await hub.load(game_id)
+        s = await hub.open(game_id, token)
     except NoSuchGame:
         await refuse(ws, CLOSE_NO_GAME)
         return
-    if s.online:
-        await refuse(ws, CLOSE_WRONG_KIND)
+    if s.online and token and s.reader_for(token) is not None:
+        await refuse(ws, CLOSE_WRONG_KIND)  # one of its links: told where it is
         return
     if not s.owned_by(token):
         await refuse(ws, CLOSE_NO_GAME)

@@ -4,13 +4,14 @@ token per seat, one for spectators); the play itself is on the WebSocket
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Header, WebSocket
 
 from ..core import DonutboxError, Game
 from . import seating
-from .errors import Invalid, NotAllowed
+from .errors import Invalid, NoSuchGame, NotAllowed
 from .hub import Hub
 from .models import MAX_NAME, Intent, NewOnlineGame, rules_of
 from .online import Clock, new_token
@@ -31,12 +32,15 @@ def bearer(authorization: str | None) -> str:
 async def online_reader(
     hub: Hub, game_id: str, authorization: str | None
 ) -> tuple[GameSession, int]:
-    """An online game and the seat (or SPECTATOR) the bearer token opens."""
-    s = await hub.load(game_id)
+    """An online game and the seat (or SPECTATOR) the bearer token opens.
+    A token that opens nothing gets ``NoSuchGame`` (404, "no such game"),
+    the very answer to an id that does not exist: a stranger cannot tell a
+    real game from a guessed id."""
     token = bearer(authorization)
+    s = await hub.open(game_id, token)
     seat = s.reader_for(token) if s.online and token else None
     if seat is None:
-        raise NotAllowed("token: this link does not open this game")
+        raise NoSuchGame()
     return s, seat
 
 
@@ -78,8 +82,10 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
         }
     }
     options.update(agent_options)
-    stored = hub.store.create(game.rules.label(), ONLINE, kinds, options, game.to_record())
-    hub.session(stored.id)
+    stored = await asyncio.to_thread(
+        hub.store.create, game.rules.label(), ONLINE, kinds, options, game.to_record()
+    )
+    hub.adopt(stored)
 
     def link(token: str) -> str:
         return f"/#/online/{stored.id}/{token}"

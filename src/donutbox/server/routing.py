@@ -17,6 +17,7 @@ from .errors import (
     NoSuchGame,
     NotAllowed,
     NotIntroduced,
+    Overloaded,
     Stale,
 )
 from .hub import Hub
@@ -29,6 +30,7 @@ STATUS: dict[type[ActionError], int] = {
     NotAllowed: 403,
     NotIntroduced: 401,
     Busy: 429,
+    Overloaded: 503,
     NoSuchGame: 404,
 }
 
@@ -60,7 +62,8 @@ Creating = Depends(creation_allowed)
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ActionError)
     async def _action_error(_request: Any, err: ActionError) -> JSONResponse:
-        return JSONResponse({"detail": err.reason}, status_code=status_of(err))
+        headers = {"Retry-After": "1"} if isinstance(err, Overloaded) else None
+        return JSONResponse({"detail": err.reason}, status_code=status_of(err), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Any, err: RequestValidationError) -> JSONResponse:

@@ -18,7 +18,7 @@ headers every answer carries.  ``install(app)`` puts it all on the app:
   script as a file (the CSP forbids inline script).
 - One-line answers for the storage's and the worker pool's failures
   (``StorageError``: 503, or a WebSocket closed with 1011 and the reason;
-  ``Busy``: 503) instead of a bare 500.
+  ``errors.Overloaded``: 503, in routing.py) instead of a bare 500.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from typing import Any
 from fastapi import FastAPI
 
 from . import jsonsafe, limits
-from .limits import Busy
 from .storage import StorageError
 
 Scope = MutableMapping[str, Any]
@@ -294,7 +293,3 @@ def install(app: FastAPI) -> None:
                 await conn.close(code=1011, reason=reason)
             return None
         return JSONResponse({"detail": err.reason}, status_code=503)
-
-    @app.exception_handler(Busy)
-    async def _busy(_request: Any, err: Busy) -> JSONResponse:
-        return JSONResponse({"detail": err.reason}, status_code=503, headers={"Retry-After": "1"})

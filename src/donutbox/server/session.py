@@ -27,6 +27,26 @@ ONLINE = "online"
 SPECTATOR = -1
 
 
+def token_opens(mode: str, options: dict[str, Any], token: str | None) -> bool:
+    """True if ``token`` opens a game of ``mode`` with these stored
+    ``options``: a seat's or the spectator's link of an online game, the
+    owner token of a local one (constant time).  For a game that cannot be
+    loaded (a damaged record): who may be told so."""
+    if not token:
+        return False
+    if mode == ONLINE:
+        online = options.get("online")
+        online = online if isinstance(online, dict) else {}
+        digests = online.get("digests")
+        known = [d for d in (digests if isinstance(digests, list) else []) if isinstance(d, str)]
+        watch = online.get("watch")
+        known.append(watch if isinstance(watch, str) else "")
+        hits = [token_matches(token, d) for d in known]  # every one compared
+        return any(hits)
+    owner = options.get("owner")
+    return token_matches(token, owner if isinstance(owner, str) else None)
+
+
 class GameSession:
     """One game in memory, mirrored in the store."""
 

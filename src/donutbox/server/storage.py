@@ -367,6 +367,26 @@ class Store:
         self.quarantine(game_id, damaged.why)
         raise damaged
 
+    def access(self, game_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The mode and options (which hold the token digests) of a stored
+        game, even a quarantined one, read alone: who may be told that a
+        damaged game is damaged.  None if there is no such row or its
+        options cannot be read (then nobody can be told)."""
+        try:
+            with Session(self.engine) as db:
+                row = db.execute(
+                    select(GameRow.mode, GameRow.options).where(GameRow.id == game_id)
+                ).first()
+        except SQLAlchemyError as err:
+            raise self._fail("read the game", err) from None
+        if row is None:
+            return None
+        try:
+            options = loads_bounded(row.options, MAX_DEPTH, what="options")
+        except (ValueError, TypeError):
+            return None
+        return (row.mode, options) if isinstance(options, dict) else None
+
     def save(
         self,
         game_id: str,
