@@ -1,15 +1,20 @@
 """``donutbox serve`` with one addition for ``abuse.py --malloc-stats``: on
 SIGUSR1 the server appends CPython's allocator statistics
 (``sys._debugmallocstats()``: object arenas allocated, bytes in used and
-in free blocks) to the file named by ``DONUTBOX_MALLOC_STATS``.  A
-measuring aid only: nothing of it is in the product."""
+in free blocks) to the file named by ``DONUTBOX_MALLOC_STATS``, and every
+full garbage collection adds a line there (``gc2``: its wall and CPU
+seconds, the objects it freed).  A measuring aid only: nothing of it is in
+the product."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
+import time
 from types import FrameType
+from typing import Any
 
 from donutbox.cli import main
 
@@ -30,6 +35,22 @@ def _stats(_signum: int, _frame: FrameType | None) -> None:
         os.close(fd)
 
 
+_started: list[float] = [0.0, 0.0]
+
+
+def _gc(phase: str, info: dict[str, Any]) -> None:
+    if info.get("generation") != 2:
+        return
+    if phase == "start":
+        _started[:] = [time.perf_counter(), time.process_time()]
+        return
+    wall, cpu = time.perf_counter() - _started[0], time.process_time() - _started[1]
+    line = f"gc2 wall={wall:.4f} cpu={cpu:.4f} collected={info.get('collected')}\n"
+    with open(os.environ["DONUTBOX_MALLOC_STATS"], "a") as out:
+        out.write(line)
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGUSR1, _stats)
+    gc.callbacks.append(_gc)
     raise SystemExit(main(sys.argv[1:]))

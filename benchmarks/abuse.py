@@ -669,7 +669,9 @@ def main() -> int:
             stats_before = _malloc_stats(server.pid, stats_path) if args.malloc_stats else None
             cpu0, t0 = _cpu_s(server.pid), time.time()
             print(f"{name} ...", file=sys.stderr, flush=True)
+            own0 = time.process_time()
             outcome = asyncio.run(attack(base, args.seconds, game))
+            attacker_cpu = time.process_time() - own0
             t1, cpu1, load = time.time(), _cpu_s(server.pid), _load()
             if spy is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -689,6 +691,7 @@ def main() -> int:
                     if stats_before is None
                     else [stats_before, _malloc_stats(server.pid, stats_path)],
                     "server_cpu_s": cpu1 - cpu0,
+                    "attacker_cpu_s": attacker_cpu,
                     "load": load,
                     "outcome": outcome,
                 }
@@ -738,12 +741,19 @@ def main() -> int:
     for r in results:
         if r["outcome"]:
             print(f"- {r['attack']}: {json.dumps(r['outcome'])}")
+        if "attacker_cpu_s" in r:
+            print(f"  the attacking process's own CPU: {r['attacker_cpu_s']:.1f} s")
         if "rss_parts_after" in r:
             print(f"  RSS parts MB: {r['rss_parts_before']} -> {r['rss_parts_after']}")
         if r.get("malloc_stats"):
             print(f"  CPython allocator: {r['malloc_stats'][0]} -> {r['malloc_stats'][1]}")
         if r["failures"]:
             print(f"  client failures: {r['failures']}")
+    if args.malloc_stats and stats_path.exists():
+        full = [line for line in stats_path.read_text().splitlines() if line.startswith("gc2")]
+        print(f"\nfull garbage collections in the server: {len(full)}")
+        for line in full:
+            print(f"- {line}")
     if args.out:
         Path(args.out).write_text(
             json.dumps({"results": results, "summary": summary, "alive": alive}, indent=1)

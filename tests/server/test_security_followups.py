@@ -14,8 +14,10 @@ the event loop while the database is slow, and ``Busy`` over a WebSocket.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +261,80 @@ def test_busy_while_serving_a_websocket_message_is_an_error_message(
             ws.send_json({"type": "hello", "token": seat})
             assert ws.receive_json()["type"] == "welcome"
             assert ws.receive_json()["type"] == "state"
+
+
+# -- a closed WebSocket is freed at once -------------------------------------------------
+
+
+def test_a_closed_websocket_is_freed_without_waiting_for_a_full_collection(
+    tmp_path: Path,
+) -> None:
+    """The per-address cap wraps each WebSocket protocol's
+    ``connection_lost``; the wrapper kept on the protocol was a reference
+    cycle, so every closed WebSocket (its protocol, buffers, scope) stayed
+    until a full garbage collection: after a 1,000-socket burst one
+    collection freed 75,800 objects at once on the event loop.  With the
+    collector off, a closed socket's protocol must be gone by reference
+    counting alone."""
+    import gc
+    import time
+    import weakref
+
+    import uvicorn
+    from websockets.sync.client import connect
+
+    seen: list[weakref.ref[Any]] = []
+
+    class Recording(limits.GuardedHttpProtocol):
+        guard = limits._Guard()
+
+        def handle_websocket_upgrade(self, *args: Any, **kwargs: Any) -> None:
+            super().handle_websocket_upgrade(*args, **kwargs)
+            seen.append(weakref.ref(self.transport.get_protocol()))
+
+    with socket_port() as port:
+        options = limits.uvicorn_options()
+        options["http"] = Recording
+        config = uvicorn.Config(
+            create_app(f"sqlite:///{tmp_path / 'g.db'}", inline_ai=True),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            proxy_headers=False,
+            **options,
+        )
+        srv = uvicorn.Server(config)
+        thread = threading.Thread(target=srv.run, daemon=True)
+        thread.start()
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(200):
+                if srv.started:
+                    break
+                time.sleep(0.02)
+            assert srv.started
+            for _ in range(3):
+                with connect(f"ws://127.0.0.1:{port}/api/online/{UNKNOWN}/ws") as ws:
+                    ws.send('{"type": "hello", "token": "nope"}')
+                    assert "no such game" in str(ws.recv(5))
+            for _ in range(250):  # the server notices each close
+                if not Recording.guard.per_address and all(r() is None for r in seen):
+                    break
+                time.sleep(0.02)
+            assert len(seen) == 3
+            assert [r() is None for r in seen] == [True, True, True]
+        finally:
+            gc.enable()
+            srv.should_exit = True
+            thread.join(10)
+
+
+@contextlib.contextmanager
+def socket_port() -> Iterator[int]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    yield port
