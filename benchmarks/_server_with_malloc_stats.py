@@ -4,7 +4,8 @@ SIGUSR1 the server appends CPython's allocator statistics
 in free blocks) to the file named by ``DONUTBOX_MALLOC_STATS``, and every
 full garbage collection adds a line there (``gc2``: its wall and CPU
 seconds, the objects it freed).  A measuring aid only: nothing of it is in
-the product."""
+the product.  ``DONUTBOX_TRY_CAP=N`` tries another per-address connection
+cap (``limits.GuardedHttpProtocol.max_per_address``) for the run."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ def _gc(phase: str, info: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get("DONUTBOX_TRY_CAP"):
+        from donutbox.server import limits
+
+        limits.GuardedHttpProtocol.max_per_address = int(os.environ["DONUTBOX_TRY_CAP"])
     signal.signal(signal.SIGUSR1, _stats)
     gc.callbacks.append(_gc)
     raise SystemExit(main(sys.argv[1:]))
