@@ -49,12 +49,13 @@ SRC = Path(donutbox.__file__).resolve().parents[1]
 #: Paths (relative to tests/) whose tests are all ``browser``.
 BROWSER = ("browser/",)
 #: Paths or node ids (relative to tests/) of tests that need PostgreSQL.
-POSTGRES = ("server/test_postgres.py",)
+POSTGRES = ("server/test_postgres.py", "server/test_multiprocess")
 #: Paths or node-id prefixes (relative to tests/) of tests that take seconds:
 #: a real server or browser, many games, a batch of subprocesses.
 SLOW = (
     "browser/",
     "server/test_live.py",
+    "server/test_multiprocess",
     "server/test_fuzz.py",
     "server/test_limits_connections.py",
     "server/test_schemathesis.py",

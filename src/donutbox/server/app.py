@@ -27,7 +27,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
-from .broker import check_url, make_broker
+from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
 from .routes_analysis import router as analysis_router
 from .routing import install_error_handlers
@@ -64,8 +64,9 @@ def create_app(
 
     # Made now, not at start-up, so that a bad URL or an unwritable file is
     # reported by whoever creates the app (``donutbox serve``: one line).
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)  # the community's tables (docs/community.md)
+    with schema_lock(db_url):  # PostgreSQL: processes starting together take turns
+        engine = make_engine(db_url)
+        migrate.upgrade(engine)  # the community's tables (docs/community.md)
     if broker_url:
         check_url(broker_url)  # one line if it is not Redis or does not answer
 

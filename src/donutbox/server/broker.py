@@ -55,6 +55,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -265,6 +266,8 @@ class RedisBroker(LocalBroker):
                 await asyncio.sleep(0.5)
 
     def published(self, s: GameSession) -> None:
+        if s.game.finished:
+            self.release(s.id)  # nothing left to run
         self._send(
             {
                 "k": "v",
@@ -629,11 +632,15 @@ class RedisBroker(LocalBroker):
                 log.error("broker: leases not renewed (%s)", err)
 
     async def _renew_all(self) -> None:
+        hub = self.hub
+        for game_id in list(self.held):
+            s = hub.sessions.get(game_id) if hub is not None else None
+            if s is None or s.game.finished:
+                self.release(game_id)
         games = sorted(self.held)
         if not games:
             return
         kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
-        hub = self.hub
         for game_id, ok in zip(games, kept, strict=True):
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
@@ -715,3 +722,39 @@ def check_url(url: str) -> None:
     except Exception as err:
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise ValueError(f"--broker: cannot reach Redis at {url} ({reason})") from None
+
+
+#: The PostgreSQL advisory lock key taken while a process creates and
+#: migrates the schema (any fixed 64-bit number; "donutbox" in ASCII).
+SCHEMA_LOCK = 0x646F6E7574626F78
+
+
+@contextlib.contextmanager
+def schema_lock(db_url: str | None) -> Iterator[None]:
+    """On PostgreSQL, processes starting together create and migrate the
+    schema one at a time (a session advisory lock); elsewhere nothing.  If
+    the server cannot be reached, nothing is locked: the caller reports it."""
+    if not db_url or not db_url.startswith("postgresql"):
+        yield
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(db_url, poolclass=NullPool)
+    try:
+        try:
+            conn = engine.connect()
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SCHEMA_LOCK})
+            conn.commit()
+        except Exception:
+            conn = None
+        try:
+            yield
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SCHEMA_LOCK})
+                    conn.commit()
+                conn.close()
+    finally:
+        engine.dispose()
