@@ -56,6 +56,7 @@ SLOW = (
     "browser/",
     "server/test_live.py",
     "server/test_multiprocess",
+    "server/test_broker.py::test_serve_refuses_a_redis_it_cannot_reach_in_one_line",
     "server/test_fuzz.py",
     "server/test_limits_connections.py",
     "server/test_schemathesis.py",
