@@ -29,6 +29,7 @@ import asyncio
 import functools
 import gc
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,16 @@ from .throttle import Limiter
 
 T = TypeVar("T")
 log = logging.getLogger("donutbox.limits")
+
+
+def _env_figure(name: str, default: float) -> float:
+    """A positive number from the environment, else ``default``."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
 
 #: Seconds a connection has to send its request line and headers.
 HEADER_TIMEOUT = 5.0
@@ -51,8 +62,10 @@ KEEP_ALIVE = 5
 #: (``security.GuardMiddleware`` applies it to requests that came through
 #: ``GuardedHttpProtocol``, i.e. from the network).  Costly requests take
 #: more than one token (``request_cost``).
-REQUEST_RATE = 50.0
-REQUEST_BURST = 200
+#: ``DONUTBOX_REQUEST_RATE`` and ``DONUTBOX_REQUEST_BURST`` change them (a
+#: load test making hundreds of games from one address).
+REQUEST_RATE = _env_figure("DONUTBOX_REQUEST_RATE", 50.0)
+REQUEST_BURST = _env_figure("DONUTBOX_REQUEST_BURST", 200.0)
 #: Threads for blocking work, and how many calls may wait for one.
 BLOCKING_THREADS = 2
 BLOCKING_QUEUE = 16
