@@ -299,3 +299,48 @@ def test_a_gap_in_the_versions_heard_is_read_from_the_database(
             assert state["history"] == last["history"] and len(state["history"]) == 7
             broker = two.app.state.hub.broker  # type: ignore[attr-defined]
             assert broker.reloads == 1 and broker.applied == 4
+
+
+@needs_redis
+def test_a_takeback_asked_on_one_process_is_answered_on_the_other(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Seat 0 on the first app asks to take its move back; seat 1, on the
+    second, is shown the request and accepts it there: the move is taken
+    back (a new version, without it) for both."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        body = {"seats": [{"name": "A"}, {"name": "B"}], "takebacks": True}
+        g = one.post("/api/online", json=body).json()
+        path = f"/api/online/{g['id']}/ws"
+        with one.websocket_connect(path) as ws0, two.websocket_connect(path) as ws1:
+
+            def until(ws: Any, ok: Any) -> dict[str, Any]:
+                while True:
+                    msg = ws.receive_json()
+                    if msg["type"] == "state" and ok(msg["state"]):
+                        return msg["state"]  # type: ignore[no-any-return]
+
+            for ws, seat in ((ws0, 0), (ws1, 1)):
+                ws.send_text(json.dumps({"type": "hello", "token": g["seats"][seat]["token"]}))
+            first = until(ws0, lambda s: bool(s["legal"]))
+            assert first["to_move"] == 0
+            ws0.send_text(json.dumps({"type": "move", "move": first["legal"][0], "version": 0}))
+            until(ws1, lambda s: s["version"] == 1)
+            ws0.send_text(json.dumps({"type": "takeback", "version": 1}))
+            asked = until(ws1, lambda s: s["takeback"] is not None)
+            assert asked["version"] == 1 and asked["takeback"] == {"by": 0, "agreed": [0]}
+            ws1.send_text(json.dumps({"type": "answer", "accept": True, "version": 1}))
+            for ws in (ws0, ws1):
+                back = until(ws, lambda s: s["version"] == 2)
+                assert back["history"] == [] and back["takeback"] is None and back["takebacks"] == 1

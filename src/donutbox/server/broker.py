@@ -40,9 +40,9 @@ processes, on one machine or many, share one database and one Redis:
   joined on whichever processes.
 - **Rate limits.**  ``throttle.RedisBuckets``: shared token buckets.
 
-Takebacks are asked and answered on one process (the request is kept in
-that process's memory): in a many-process deployment both players must be on
-the same process for a takeback (docs/deploy.md).
+A takeback asked for (kept in memory, not stored) travels with the
+messages too: the same version again, with the request, so that it can be
+answered on another process.
 """
 
 from __future__ import annotations
@@ -190,6 +190,8 @@ class RedisBroker(LocalBroker):
         #: games whose lease this process holds, and those being asked for
         self.held: set[str] = set()
         self.wanted: set[str] = set()
+        #: when another process was found holding a game's lease
+        self.refused: dict[str, float] = {}
         #: per game, per other process: (seats connected, spectators, when)
         self.remote: dict[str, dict[str, tuple[set[int], int, float]]] = {}
         #: the newest version heard of, for games not in memory here
@@ -277,6 +279,7 @@ class RedisBroker(LocalBroker):
                 "op": s.options,
                 "f": s.game.finished,
                 "t": clock_ref(s),
+                "tb": _takeback_wire(s.takeback),
             }
         )
 
@@ -371,9 +374,18 @@ class RedisBroker(LocalBroker):
         if lock is None:
             return
         version = int(msg["v"])
+        takeback = _takeback_of(msg.get("tb"))
         async with lock:
             s = hub.sessions.get(game_id)
-            if s is None or version <= s.version:
+            if s is None or version < s.version:
+                return
+            if version == s.version:
+                # The same version again: a takeback asked for or answered
+                # on that process (or nothing new).
+                if takeback == s.takeback:
+                    return
+                s.takeback = takeback
+                hub.fanout.publish(s)
                 return
             if version == s.version + 1:
                 stored = StoredGame(
@@ -389,6 +401,7 @@ class RedisBroker(LocalBroker):
                     updated=datetime.now(UTC),
                 )
                 adopt(s, stored, msg.get("t"))
+                s.takeback = takeback
                 self.applied += 1
             else:  # a gap: the database has what was missed
                 if not await self._reload(s):
@@ -556,6 +569,9 @@ class RedisBroker(LocalBroker):
     def want(self, game_id: str) -> None:
         if game_id in self.held or game_id in self.wanted:
             return
+        refused = self.refused.get(game_id)
+        if refused is not None and time.monotonic() - refused < RENEW_SECONDS:
+            return  # held elsewhere a moment ago: not a Redis call a move
         self.wanted.add(game_id)
         self._spawn(self._acquire(game_id))
 
@@ -566,7 +582,12 @@ class RedisBroker(LocalBroker):
             try:
                 got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
                 if not got:
-                    return  # another process runs it (or will, when it is free)
+                    # Another process runs it (the scan takes it if that one dies).
+                    self.refused[game_id] = time.monotonic()
+                    while len(self.refused) > HEARD:
+                        self.refused.pop(next(iter(self.refused)))
+                    return
+                self.refused.pop(game_id, None)
                 added = await self.client.sadd(self.active_key, game_id)
             except Exception as err:
                 log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
@@ -647,6 +668,9 @@ class RedisBroker(LocalBroker):
                 self.held.discard(game_id)
                 if hub is not None:
                     hub.clocks.drop(game_id)
+                # Asked for again: it is free if Redis lost it (a restart),
+                # and refused if another process has taken the game over.
+                self.want(game_id)
 
     async def _scan(self) -> None:
         """Games whose holder died: their lease expired, they are still listed."""
@@ -659,6 +683,20 @@ class RedisBroker(LocalBroker):
         for game_id, holder in zip(games, holders, strict=True):
             if holder is None:
                 self.want(game_id)
+
+
+def _takeback_wire(takeback: tuple[int, int, set[int]] | None) -> list[Any] | None:
+    if takeback is None:
+        return None
+    by, version, agreed = takeback
+    return [by, version, sorted(agreed)]
+
+
+def _takeback_of(wire: Any) -> tuple[int, int, set[int]] | None:
+    if not isinstance(wire, list) or len(wire) != 3:
+        return None
+    by, version, agreed = wire
+    return int(by), int(version), {int(x) for x in agreed}
 
 
 def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
