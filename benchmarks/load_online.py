@@ -262,7 +262,9 @@ def main() -> int:
     ap.add_argument("--think-min", type=float, default=1.0, help="seconds (default 1)")
     ap.add_argument("--think-max", type=float, default=3.0, help="seconds (default 3)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--url", help="an already running server (default: start one)")
+    ap.add_argument(
+        "--url", help="already running servers, comma-separated (default: start them)"
+    )
     ap.add_argument("--db", help="database URL for the started servers (default: a temp file)")
     ap.add_argument(
         "--processes",
@@ -276,7 +278,7 @@ def main() -> int:
     if args.processes > 1 and not (args.db and args.broker):
         ap.error("--processes above 1 needs --db (e.g. PostgreSQL) and --broker (Redis)")
     procs: list[subprocess.Popen[bytes]] = []
-    bases = [args.url] if args.url else []
+    bases = args.url.split(",") if args.url else []
     if not bases:
         db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
         # Every bot game is made from this one address: lift the per-address

@@ -100,11 +100,14 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def post(
+        self, path: str, body: dict[str, Any], via: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        headers = {"Content-Type": "application/json"}
+        if via is not None:  # a client behind this (trusted, loopback) proxy
+            headers["X-Forwarded-For"] = via
         req = urllib.request.Request(
-            self.url + path,
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
+            self.url + path, data=json.dumps(body).encode(), headers=headers
         )
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
@@ -118,21 +121,43 @@ class Serve:
             return json.loads(r.read())  # type: ignore[no-any-return]
 
 
+def _start_pair(folder: Path, **env: str) -> tuple[Serve, Serve, str]:
+    """Two processes started together on the database and Redis, with a key
+    prefix of their own (other tests' keys never meet theirs)."""
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    env = {"DONUTBOX_BROKER_PREFIX": prefix, **env}
+    a = Serve(folder / "one.log", env)
+    b = Serve(folder / "two.log", env)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+    except BaseException:
+        a.stop()
+        b.stop()
+        raise
+    return a, b, prefix
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Serve, str]]:
+    """A pair for the tests that leave both running: three games an address
+    at once, then one a minute."""
+    a, b, prefix = _start_pair(
+        tmp_path_factory.mktemp("pair"), DONUTBOX_CREATE_BURST="3", DONUTBOX_CREATE_PER_MINUTE="1"
+    )
+    yield a, b, prefix
+    a.stop()
+    b.stop()
+
+
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Callable[..., tuple[Serve, Serve, str]]]:
-    """``pair(**env)``: two processes started together on the database and
-    Redis, with a key prefix of their own (other tests' keys never meet
-    theirs); returns both and the prefix."""
+    """``pair(**env)``: a pair of this test's own (it may kill one)."""
     started: list[Serve] = []
 
     def start(**env: str) -> tuple[Serve, Serve, str]:
-        prefix = f"test-{uuid.uuid4().hex[:10]}"
-        env = {"DONUTBOX_BROKER_PREFIX": prefix, **env}
-        a = Serve(tmp_path / "one.log", env)
-        b = Serve(tmp_path / "two.log", env)
+        a, b, prefix = _start_pair(tmp_path, **env)
         started.extend((a, b))
-        a.wait_ready()
-        b.wait_ready()
         return a, b, prefix
 
     yield start
@@ -156,14 +181,14 @@ class Recorder(OnlineClient):
 
 
 def test_a_game_split_over_two_processes_reaches_every_reader_once_in_order(
-    pair: Callable[..., tuple[Serve, Serve, str]],
+    shared: tuple[Serve, Serve, str],
 ) -> None:
     """Seat A on process 1, seat B and a spectator on process 2: every move
     made on either reaches all three readers, every version exactly once, in
     order; the stored game holds every acknowledged move; presence counts
     the readers of both processes."""
-    one, two, _ = pair()
-    status, g = one.post("/api/online", {"seats": [{"name": "A"}, {"name": "B"}]})
+    one, two, _ = shared
+    status, g = one.post("/api/online", {"seats": [{"name": "A"}, {"name": "B"}]}, via="10.0.0.1")
     assert status == 200
     tokens = [g["seats"][0]["token"], g["seats"][1]["token"]]
 
@@ -310,17 +335,19 @@ def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
 
 
 def test_the_game_creation_limit_is_shared_by_both_processes(
-    pair: Callable[..., tuple[Serve, Serve, str]],
+    shared: tuple[Serve, Serve, str],
 ) -> None:
     """Three games an address at once, then one a minute: two made through
     process 1 and one through process 2 use them up for both (each process
-    alone would have allowed three)."""
-    one, two, _ = pair(DONUTBOX_CREATE_BURST="3", DONUTBOX_CREATE_PER_MINUTE="1")
+    alone would have allowed three); another address still has its own."""
+    one, two, _ = shared
     body = {"seats": [{"name": "A"}, {"name": "B"}]}
-    assert one.post("/api/online", body)[0] == 200
-    assert one.post("/api/online", body)[0] == 200
-    assert two.post("/api/online", body)[0] == 200
+    client = "10.0.0.2"
+    assert one.post("/api/online", body, via=client)[0] == 200
+    assert one.post("/api/online", body, via=client)[0] == 200
+    assert two.post("/api/online", body, via=client)[0] == 200
     for server in (two, one):
-        status, answer = server.post("/api/online", body)
+        status, answer = server.post("/api/online", body, via=client)
         assert status == 429, answer
         assert answer["detail"].startswith("games: too many made from this address")
+    assert two.post("/api/online", body, via="10.0.0.3")[0] == 200

@@ -84,6 +84,9 @@ PRESENCE_BEAT = 3.0
 PRESENCE_STALE = 10.0
 #: Versions heard of for games not in memory, remembered at most.
 HEARD = 10_000
+#: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
+#: from the database).
+OUTBOX = 10_000
 
 _RENEW = """
 local out = {}
@@ -182,6 +185,7 @@ class RedisBroker(LocalBroker):
         self.url = url
         self.prefix = prefix or os.environ.get("DONUTBOX_BROKER_PREFIX") or "donutbox"
         self.origin = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._head = self.origin.encode() + b"\n"
         self.channel = f"{self.prefix}:games"
         self.active_key = f"{self.prefix}:active"
         self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
@@ -198,12 +202,13 @@ class RedisBroker(LocalBroker):
         self.heard: OrderedDict[str, int] = OrderedDict()
         #: (game, version) whose clock start was announced or heard
         self.clock_known: set[tuple[str, int]] = set()
-        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
         self.applied = 0
         self.reloads = 0
+        self.unsent = 0
         self.takeovers = 0
 
     # -- life ---------------------------------------------------------------
@@ -234,7 +239,7 @@ class RedisBroker(LocalBroker):
             # them to expire.
             for game_id in list(self.held):
                 await self._release(keys=[self._lease(game_id)], args=[self.origin])
-            await self.client.publish(self.channel, orjson.dumps({"k": "bye", "o": self.origin}))
+            await self.client.publish(self.channel, self._head + orjson.dumps({"k": "bye"}))
         with contextlib.suppress(Exception):
             await self.client.aclose()
 
@@ -253,19 +258,34 @@ class RedisBroker(LocalBroker):
     # -- publishing -----------------------------------------------------------
 
     def _send(self, message: dict[str, Any]) -> None:
-        message["o"] = self.origin
-        self._outbox.put_nowait(orjson.dumps(message))
+        # The sender's name first, on a line of its own: a process skips its
+        # own messages without parsing them.
+        try:
+            self._outbox.put_nowait(self._head + orjson.dumps(message))
+        except asyncio.QueueFull:  # Redis has been away a while: dropped (see below)
+            self.unsent += 1
 
     async def _send_forever(self) -> None:
         # One task sends everything, so this process's messages reach Redis
         # in the order they were made.
         while True:
-            data = await self._outbox.get()
+            batch = [await self._outbox.get()]
+            while len(batch) < 200 and not self._outbox.empty():
+                batch.append(self._outbox.get_nowait())
             try:
-                await self.client.publish(self.channel, data)
+                if len(batch) == 1:
+                    await self.client.publish(self.channel, batch[0])
+                else:  # one round trip for what queued up meanwhile
+                    pipe = self.client.pipeline(transaction=False)
+                    for data in batch:
+                        pipe.publish(self.channel, data)
+                    await pipe.execute()
             except Exception as err:
-                log.error("broker: could not publish (%s); other processes will catch up", err)
-                await asyncio.sleep(0.5)
+                # Dropped: the next message shows the others the gap, and
+                # they read the game from the database.
+                self.unsent += 1
+                if self.unsent == 1 or self.unsent % 1000 == 0:
+                    log.error("broker: could not publish (%s; %d unsent)", err, self.unsent)
 
     def published(self, s: GameSession) -> None:
         if s.game.finished:
@@ -311,7 +331,12 @@ class RedisBroker(LocalBroker):
                     item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
                     if item is None or item.get("type") != "message":
                         continue
-                    self._hear(orjson.loads(item["data"]))
+                    head, _, body = bytes(item["data"]).partition(b"\n")
+                    if head + b"\n" == self._head:
+                        continue  # this process's own
+                    msg = orjson.loads(body)
+                    msg["o"] = head.decode()
+                    self._hear(msg)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
@@ -326,6 +351,11 @@ class RedisBroker(LocalBroker):
         kind = msg.get("k")
         if kind == "bye":
             self._forget_origin(str(origin))
+            return
+        if kind == "P":  # a beat: the presence of all its games at once
+            beat = msg.get("p")
+            for game_id, (seats, spectators) in (beat if isinstance(beat, dict) else {}).items():
+                self._hear_presence(str(game_id), str(origin), {"s": seats, "n": spectators})
             return
         game_id = msg.get("g")
         if not isinstance(game_id, str):
@@ -546,10 +576,13 @@ class RedisBroker(LocalBroker):
             hub = self.hub
             if hub is None:
                 continue
+            beat: dict[str, list[Any]] = {}
             for game_id in list(hub.fanout.readers):
                 seats, spectators = self._local_presence(game_id)
                 if seats or spectators:
-                    self._send({"k": "p", "g": game_id, "s": seats, "n": spectators})
+                    beat[game_id] = [seats, spectators]
+            if beat:
+                self._send({"k": "P", "p": beat})
             now = time.monotonic()
             for game_id in list(self.remote):
                 per_game = self.remote[game_id]
