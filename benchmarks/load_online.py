@@ -262,9 +262,7 @@ def main() -> int:
     ap.add_argument("--think-min", type=float, default=1.0, help="seconds (default 1)")
     ap.add_argument("--think-max", type=float, default=3.0, help="seconds (default 3)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument(
-        "--url", help="already running servers, comma-separated (default: start them)"
-    )
+    ap.add_argument("--url", help="already running servers, comma-separated (default: start them)")
     ap.add_argument("--db", help="database URL for the started servers (default: a temp file)")
     ap.add_argument(
         "--processes",
