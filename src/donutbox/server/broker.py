@@ -206,6 +206,8 @@ class RedisBroker(LocalBroker):
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
+        #: when the held leases were last renewed (asked at)
+        self._renewed = time.monotonic()
         self.applied = 0
         self.reloads = 0
         self.unsent = 0
@@ -684,6 +686,16 @@ class RedisBroker(LocalBroker):
                 raise
             except Exception as err:
                 log.error("broker: leases not renewed (%s)", err)
+                if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
+                    # They have expired by now: another process may run
+                    # these games; this one stops (it asks again when Redis
+                    # is back, through the scan).
+                    log.error("broker: %d leases expired without Redis", len(self.held))
+                    hub = self.hub
+                    for game_id in list(self.held):
+                        self.held.discard(game_id)
+                        if hub is not None:
+                            hub.clocks.drop(game_id)
 
     async def _renew_all(self) -> None:
         hub = self.hub
@@ -693,8 +705,11 @@ class RedisBroker(LocalBroker):
                 self.release(game_id)
         games = sorted(self.held)
         if not games:
+            self._renewed = time.monotonic()
             return
+        asked = time.monotonic()
         kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
+        self._renewed = asked
         for game_id, ok in zip(games, kept, strict=True):
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
