@@ -57,6 +57,7 @@ SLOW = (
     "server/test_live.py",
     "server/test_multiprocess",
     "server/test_broker.py::test_serve_refuses_a_redis_it_cannot_reach_in_one_line",
+    "server/test_broker.py::test_versions_stored_while_redis_was_away",
     "server/test_fuzz.py",
     "server/test_limits_connections.py",
     "server/test_schemathesis.py",

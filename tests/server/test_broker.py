@@ -9,9 +9,14 @@ are skipped with that reason without it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
+import shutil
+import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -344,3 +349,88 @@ def test_a_takeback_asked_on_one_process_is_answered_on_the_other(
             for ws in (ws0, ws1):
                 back = until(ws, lambda s: s["version"] == 2)
                 assert back["history"] == [] and back["takeback"] is None and back["takebacks"] == 1
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server to restart")
+def test_versions_stored_while_redis_was_away_are_caught_up_when_it_is_back(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A Redis of this test's own, stopped between two moves and started
+    again: the move stored meanwhile (its message was lost) reaches the
+    other process once Redis is back (it reads its games again), and later
+    moves flow as before."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("redis")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    port = _free_port()
+
+    def start_redis() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [*REDIS_SERVER, "--port", str(port), "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return proc
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+
+    def until(ok: Any, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not ok():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    redis_proc = start_redis()
+    url = f"redis://127.0.0.1:{port}/0"
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", "restart")
+    db = f"sqlite:///{tmp_path / 'games.db'}"
+    try:
+        with (
+            TestClient(create_app(db, inline_ai=True, broker_url=url)) as one,
+            TestClient(create_app(db, inline_ai=True, broker_url=url)) as two,
+        ):
+            g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+            auth = [{"Authorization": f"Bearer {s['token']}"} for s in g["seats"]]
+            two.get(f"/api/online/{g['id']}", headers=auth[1])  # in the second's memory
+            hub_two = two.app.state.hub  # type: ignore[attr-defined]
+            rng = random.Random(2)
+
+            def move() -> int:
+                state = one.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+                seat = state["to_move"]
+                mine = one.get(f"/api/online/{g['id']}", headers=auth[seat]).json()
+                body = {"move": rng.choice(mine["legal"]), "version": mine["version"]}
+                r = one.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[seat])
+                assert r.status_code == 200, r.text
+                return int(r.json()["version"])
+
+            assert move() == 1
+            until(lambda: hub_two.sessions[g["id"]].version == 1)
+            redis_proc.kill()
+            redis_proc.wait(10)
+            assert move() == 2  # stored: the database is the authority
+            time.sleep(0.5)
+            assert hub_two.sessions[g["id"]].version == 1  # not heard of
+            redis_proc = start_redis()
+            until(lambda: hub_two.sessions[g["id"]].version == 2)
+            assert move() == 3
+            until(lambda: hub_two.sessions[g["id"]].version == 3)
+            state = two.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+            assert state["version"] == 3 and len(state["history"]) == 3
+    finally:
+        redis_proc.kill()
+        redis_proc.wait(10)
+
+
+REDIS_SERVER = ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -30,6 +30,7 @@ proxy its own limits (docs/online.md, docs/deploy.md).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -150,12 +151,17 @@ return tostring(wait)
         self.prefix = prefix
         self.script = client.register_script(self.SCRIPT)
         self.failures = 0
+        #: the event loop the client belongs to (an asyncio client must not
+        #: be used from another: two apps in one process, as in tests)
+        self.loop = asyncio.get_running_loop()
 
     async def take(
         self, name: str, key: str, rate: float, burst: float, cost: float
     ) -> float | None:
         """Seconds to wait (0.0: taken), or None if Redis failed (the caller
         falls back to this process's bucket; logged)."""
+        if asyncio.get_running_loop() is not self.loop:
+            return None
         try:
             wait = await self.script(
                 keys=[f"{self.prefix}:rl:{name}:{key}"], args=[rate, burst, cost]
