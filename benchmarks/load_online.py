@@ -1,12 +1,20 @@
-"""Load test of online play: bots over real WebSockets against one server.
+"""Load test of online play: bots over real WebSockets against one server,
+or against several server processes sharing a database and a broker.
 
     python benchmarks/load_online.py --games 200 --seconds 120
+    python benchmarks/load_online.py --games 500 --processes 2 \
+        --db postgresql+psycopg://... --broker redis://...
 
-starts `donutbox serve` (one process, a fresh SQLite file) on a free port,
-creates ``--games`` online games of two human seats, and connects two bots to
-each (``--games`` x 2 WebSockets, all in this process, one asyncio loop).
-Each bot waits for its turn, "thinks" a random ``--think`` seconds, and sends
-a legal move over its socket.
+starts `donutbox serve` (``--processes`` of them, each on its own port; a
+fresh SQLite file for one process without ``--db``), creates ``--games``
+online games of two human seats, and connects two bots to each (``--games``
+x 2 WebSockets, all in this process, one asyncio loop).  With several
+processes the games are made on each in turn and a game's two bots are on
+*different* processes (seat 0 on process i, seat 1 on process i + 1), as a
+load balancer without sticky sessions would spread them: every move then
+crosses the broker to reach the opponent.  Each bot waits for its turn,
+"thinks" a random ``--think`` seconds, and sends a legal move over its
+socket.
 
 Measured per move (this process's monotonic clock):
 - round trip: from sending the move to receiving, on the mover's socket, the
@@ -15,7 +23,9 @@ Measured per move (this process's monotonic clock):
 
 At the end every game is read back through the HTTP API (a fresh request)
 and its history must hold every acknowledged move in order: nothing lost.
-Give ``--url`` to test a server that is already running instead.
+Give ``--url`` to test a server that is already running instead.  Server CPU
+is the sum over the server processes (their main process: the bots' games
+have no AI seats).
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import websockets
+
+SERVE = [sys.executable, "-m", "donutbox.cli", "serve"]
 
 
 def _free_port() -> int:
@@ -163,19 +175,24 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
 
 
-async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
+async def run(args: argparse.Namespace, bases: list[str]) -> dict[str, Any]:
     rng = random.Random(args.seed)
     games = []
     for i in range(args.games):
         created = _http(
-            base,
+            bases[i % len(bases)],
             "/api/online",
             {"seats": [{"name": f"bot{i}a"}, {"name": f"bot{i}b"}]},
         )
         games.append(GameRun(created))
-    for g in games:
+    where: list[tuple[Bot, str]] = []
+    for i, g in enumerate(games):
         g.bots = [Bot(g, seat, tok) for seat, tok in enumerate(g.tokens)]
-    await asyncio.gather(*(b.connect(base) for g in games for b in g.bots))
+        for seat, b in enumerate(g.bots):
+            where.append((b, bases[(i + seat) % len(bases)]))
+    base = bases[0]
+    for k in range(0, len(where), 100):  # not a thousand handshakes at once
+        await asyncio.gather(*(b.connect(url) for b, url in where[k : k + 100]))
     start = time.monotonic()
     stop = start + args.seconds
     cpu_start = time.process_time()
@@ -207,6 +224,7 @@ async def run(args: argparse.Namespace, base: str) -> dict[str, Any]:
     seen = [x for g in games for x in g.seen]
     errors = [e for g in games for e in g.errors]
     return {
+        "processes": len(bases),
         "games": args.games,
         "sockets": 2 * args.games,
         "seconds": round(elapsed, 1),
@@ -244,37 +262,70 @@ def main() -> int:
     ap.add_argument("--think-min", type=float, default=1.0, help="seconds (default 1)")
     ap.add_argument("--think-max", type=float, default=3.0, help="seconds (default 3)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--url", help="an already running server (default: start one)")
-    ap.add_argument("--db", help="database URL for the started server (default: a temp file)")
+    ap.add_argument("--url", help="already running servers, comma-separated (default: start them)")
+    ap.add_argument("--db", help="database URL for the started servers (default: a temp file)")
+    ap.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="server processes (more than 1: give --db, --broker)",
+    )
+    ap.add_argument("--broker", help="Redis URL for the started servers (donutbox serve --broker)")
     ap.add_argument("--json", metavar="FILE", help="also write the results here")
     args = ap.parse_args()
-    proc = None
-    base = args.url
-    if base is None:
-        port = _free_port()
+    if args.processes > 1 and not (args.db and args.broker):
+        ap.error("--processes above 1 needs --db (e.g. PostgreSQL) and --broker (Redis)")
+    procs: list[subprocess.Popen[bytes]] = []
+    bases = args.url.split(",") if args.url else []
+    if not bases:
         db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
         # Every bot game is made from this one address: lift the per-address
-        # creation limit for the server started here (docs/online.md).
-        env = {**os.environ, "DONUTBOX_CREATE_BURST": str(args.games + 10)}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(port), "--db", db],
-            stdout=subprocess.DEVNULL,
-            env=env,
-        )
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(300):
-            try:
-                _http(base, "/api/meta")
-                break
-            except OSError:
-                time.sleep(0.1)
+        # creation and request limits for the servers started here
+        # (docs/online.md); the processes share one key prefix of their own.
+        env = {
+            **os.environ,
+            "DONUTBOX_CREATE_BURST": str(args.games + 10),
+            "DONUTBOX_REQUEST_BURST": str(10 * args.games + 1000),
+            "DONUTBOX_BROKER_PREFIX": f"load-{os.getpid()}-{int(time.time())}",
+        }
+        extra = ["--broker", args.broker] if args.broker else []
+        for _ in range(args.processes):
+            port = _free_port()
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "donutbox.cli",
+                        "serve",
+                        "--port",
+                        str(port),
+                        "--db",
+                        db,
+                        *extra,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
+            bases.append(f"http://127.0.0.1:{port}")
+        for base in bases:
+            for _ in range(600):
+                try:
+                    _http(base, "/api/meta")
+                    break
+                except OSError:
+                    time.sleep(0.1)
     try:
-        cpu0 = _cpu(proc)
-        result = asyncio.run(run(args, base))
-        result["server_cpu_seconds"] = None if proc is None else round(_cpu(proc) - cpu0, 1)
+        cpu0 = sum(_cpu(p) for p in procs)
+        result = asyncio.run(run(args, bases))
+        result["server_cpu_seconds"] = (
+            round(sum(_cpu(p) for p in procs) - cpu0, 1) if procs else None
+        )
     finally:
-        if proc is not None:
+        for proc in procs:
             proc.send_signal(signal.SIGTERM)
+        for proc in procs:
             proc.wait(30)
     text = json.dumps(result, indent=2)
     print(text)

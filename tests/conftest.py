@@ -49,12 +49,15 @@ SRC = Path(donutbox.__file__).resolve().parents[1]
 #: Paths (relative to tests/) whose tests are all ``browser``.
 BROWSER = ("browser/",)
 #: Paths or node ids (relative to tests/) of tests that need PostgreSQL.
-POSTGRES = ("server/test_postgres.py",)
+POSTGRES = ("server/test_postgres.py", "server/test_multiprocess")
 #: Paths or node-id prefixes (relative to tests/) of tests that take seconds:
 #: a real server or browser, many games, a batch of subprocesses.
 SLOW = (
     "browser/",
     "server/test_live.py",
+    "server/test_multiprocess",
+    "server/test_broker.py::test_serve_refuses_a_redis_it_cannot_reach_in_one_line",
+    "server/test_broker.py::test_versions_stored_while_redis_was_away",
     "server/test_fuzz.py",
     "server/test_limits_connections.py",
     "server/test_schemathesis.py",

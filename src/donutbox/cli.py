@@ -726,7 +726,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sock = _listen(args.host, args.port)
     try:
         try:
-            app = create_app(args.db, workers=args.workers)
+            app = create_app(args.db, workers=args.workers, broker_url=args.broker or None)
+        except ValueError as err:
+            if str(err).startswith("--broker"):  # not Redis, or it does not answer
+                raise UsageError(str(err)) from None
+            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise UsageError(f"cannot use the database: {reason}") from None
         except Exception as err:  # a bad database URL or file: say so in one line
             reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise UsageError(f"cannot use the database: {reason}") from None
@@ -866,6 +871,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: SQLite in ~/.local/share/donutbox)",
     )
     p.add_argument("--workers", type=int, default=1, help="AI worker processes (default 1)")
+    p.add_argument(
+        "--broker",
+        default=os.environ.get("DONUTBOX_BROKER") or None,
+        help="Redis URL, e.g. redis://localhost:6379/0, joining every server process "
+        "on the same --db (default $DONUTBOX_BROKER; none: this process alone; "
+        "docs/deploy.md)",
+    )
     p.add_argument("--open", action="store_true", help="open the browser")
     p.set_defaults(func=cmd_serve)
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..ai import agent_info
+from .errors import Stale
 from .session import choose_ai_move
 from .storage import StorageError
 
@@ -240,6 +241,12 @@ class AISeats:
         s = self.hub.sessions.get(game_id)
         if s is None or s.game.finished or not s.ai_to_move() or game_id in self.thinking:
             return
+        broker = self.hub.broker
+        if not broker.holds(game_id):
+            # With a broker, only the holder of the game's lease moves its AI
+            # seats; asking for the lease kicks again once it is ours.
+            broker.want(game_id)
+            return
         self.thinking.add(game_id)
         self.hub.spawn(self._run(game_id))
 
@@ -272,11 +279,21 @@ class AISeats:
             move = await hub.ai.think(game_id, view, name, options, seed(game_id, version))
             s = hub.session(game_id)
             async with hub.lock(game_id):
+                if not hub.broker.holds(game_id):
+                    return  # the lease went to another process: it moves
                 if s.version != version:
                     continue  # something changed (a takeback): think again
-                await s.play_ai(move)
-                hub.fanout.publish(s)
-                hub.clocks.schedule(s)
+                try:
+                    await s.play_ai(move)
+                except Stale:
+                    stale = True  # stored by another process meanwhile
+                else:
+                    stale = False
+                    hub.fanout.publish(s)
+                    hub.broker.published(s)
+                    hub.clocks.schedule(s)
+            if stale and not await hub.broker.refresh(game_id):
+                return
 
 
 def seed(game_id: str, version: int) -> int:

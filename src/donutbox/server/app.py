@@ -27,6 +27,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
+from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
 from .routes_analysis import router as analysis_router
 from .routing import install_error_handlers
@@ -50,14 +51,24 @@ def _tune_gc() -> None:
     gc.set_threshold(2000, 10, 1000)
 
 
-def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = False) -> FastAPI:
+def create_app(
+    db_url: str | None = None,
+    workers: int = 1,
+    inline_ai: bool = False,
+    broker_url: str | None = None,
+) -> FastAPI:
     """The ASGI app.  ``inline_ai`` computes AI moves in the event loop's
-    default thread pool instead of worker processes (tests)."""
+    default thread pool instead of worker processes (tests).  ``broker_url``
+    (Redis) joins the other server processes on the same database
+    (broker.py, docs/deploy.md); without it this process is the only one."""
 
     # Made now, not at start-up, so that a bad URL or an unwritable file is
     # reported by whoever creates the app (``donutbox serve``: one line).
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)  # the community's tables (docs/community.md)
+    with schema_lock(db_url):  # PostgreSQL: processes starting together take turns
+        engine = make_engine(db_url)
+        migrate.upgrade(engine)  # the community's tables (docs/community.md)
+    if broker_url:
+        check_url(broker_url)  # one line if it is not Redis or does not answer
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
@@ -66,7 +77,10 @@ def create_app(db_url: str | None = None, workers: int = 1, inline_ai: bool = Fa
         # (ai_runner.AIWork).  Processes start when first needed.
         executor = None if inline_ai else ProcessPoolExecutor(workers, mp_context=spawn)
         quick = None if inline_ai else ProcessPoolExecutor(1, mp_context=spawn)
-        hub = Hub(Store(engine), executor, capacity=workers, quick=quick)
+        hub = Hub(
+            Store(engine), executor, capacity=workers, quick=quick, broker=make_broker(broker_url)
+        )
+        await hub.broker.start()
         for pool in (executor, quick):
             if pool is not None:
                 pool.submit(warm_up)  # start the worker now, not at the first AI move

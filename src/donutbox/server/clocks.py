@@ -34,16 +34,29 @@ class Clocks:
             old.cancel()
         if s.clock is None or s.game.finished:
             return
+        broker = self.hub.broker
+        if broker.shared and s.clock.running and not _stored_running(s):
+            broker.clock_started(s)  # started here since the last save: tell the others
         p = s.game.to_move
         if p is None or s.seats[p] != HUMAN:
             return
         deadline = s.clock.deadline(p)
         if deadline is None:
             return
+        if not broker.holds(s.id):
+            # Another process may run this clock: the lease says which.
+            broker.want(s.id)
+            return
         task = asyncio.ensure_future(self._watch(s.id, s.version, deadline))
         self.timers[s.id] = task
         game_id = s.id
         task.add_done_callback(lambda t: self._forget(game_id, t))
+
+    def drop(self, game_id: str) -> None:
+        """Stop watching the game's clock (its lease went to another process)."""
+        task = self.timers.pop(game_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
     def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
         if self.timers.get(game_id) is task:
@@ -83,7 +96,7 @@ class Clocks:
         move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
         s = hub.session(game_id)
         async with hub.lock(game_id):
-            if s.version != version or s.timed_out() != seat:
+            if s.version != version or s.timed_out() != seat or not hub.broker.holds(game_id):
                 return
             await s.play_for_timed_out(seat, move)
             hub.changed(s)
@@ -91,3 +104,10 @@ class Clocks:
     def close(self) -> None:
         for task in list(self.timers.values()):
             task.cancel()
+
+
+def _stored_running(s: GameSession) -> bool:
+    """Was the clock running in the version stored last?"""
+    online = s.options.get("online") or {}
+    clock = online.get("clock") if isinstance(online, dict) else None
+    return bool(isinstance(clock, dict) and clock.get("running"))

@@ -101,6 +101,11 @@ class Fanout:
         self._presence_due: dict[str, asyncio.TimerHandle] = {}
         #: how to find a game's session when its presence goes out
         self.lookup: Callable[[str], GameSession | None] = lambda _id: None
+        #: seats connected to other server processes, and their spectators
+        #: (broker.py), and how to tell them of a change here
+        self.elsewhere: Callable[[str], tuple[set[int], int]] = lambda _id: (set(), 0)
+        self.announce: Callable[[str], None] = lambda _id: None
+        self._announce_due: set[str] = set()
 
     def of(self, game_id: str) -> set[Connection]:
         return self.readers.get(game_id) or set()
@@ -109,7 +114,8 @@ class Fanout:
         return len(self.readers.get(game_id) or ())
 
     def spectators(self, game_id: str) -> int:
-        return sum(1 for c in self.of(game_id) if c.seat == SPECTATOR)
+        here = sum(1 for c in self.of(game_id) if c.seat == SPECTATOR)
+        return here + self.elsewhere(game_id)[1]
 
     def attach(self, conn: Connection) -> None:
         self.readers.setdefault(conn.game_id, set()).add(conn)
@@ -137,7 +143,11 @@ class Fanout:
                 spectators += 1
             else:
                 connected[c.seat] = True
-        return {"connected": connected, "spectators": spectators}
+        seats, watching = self.elsewhere(s.id)
+        for seat in seats:
+            if 0 <= seat < len(connected):
+                connected[seat] = True
+        return {"connected": connected, "spectators": spectators + watching}
 
     def publish(self, s: GameSession) -> None:
         """Every reader gets its own state (call with the game's lock held, or
@@ -158,9 +168,12 @@ class Fanout:
                 text = cache[c.seat] = encode({"type": "state", "state": state})
             c.put_text(text)
 
-    def presence_changed(self, game_id: str) -> None:
+    def presence_changed(self, game_id: str, announce: bool = True) -> None:
         """A reader came or went: one presence message for the game goes out
-        within ``PRESENCE_DELAY`` seconds, whatever else changes meanwhile."""
+        within ``PRESENCE_DELAY`` seconds, whatever else changes meanwhile
+        (and, with ``announce``, to the other server processes)."""
+        if announce:
+            self._announce_due.add(game_id)
         if game_id in self._presence_due:
             return
         loop = asyncio.get_running_loop()
@@ -168,6 +181,9 @@ class Fanout:
 
     def _send_presence(self, game_id: str) -> None:
         self._presence_due.pop(game_id, None)
+        if game_id in self._announce_due:
+            self._announce_due.discard(game_id)
+            self.announce(game_id)
         s = self.lookup(game_id)
         if s is None or game_id not in self.readers:
             return

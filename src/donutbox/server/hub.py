@@ -27,6 +27,7 @@ from concurrent.futures import Executor
 
 from . import limits
 from .ai_runner import AISeats, AIWork
+from .broker import LocalBroker
 from .clocks import Clocks
 from .errors import NoSuchGame
 from .fanout import Fanout
@@ -70,6 +71,7 @@ class Hub:
         executor: Executor | None,
         capacity: int = 1,
         quick: Executor | None = None,
+        broker: LocalBroker | None = None,
     ) -> None:
         self.store = store
         self.executor = executor
@@ -78,6 +80,11 @@ class Hub:
         self.used: dict[str, float] = {}
         self.fanout = Fanout()
         self.fanout.lookup = self.sessions.get
+        #: other server processes (broker.py): none by default
+        self.broker = broker or LocalBroker()
+        self.broker.attach(self)
+        self.fanout.elsewhere = self.broker.elsewhere
+        self.fanout.announce = self.broker.presence_changed
         self.ai = AIWork(executor, quick, capacity)
         self.seats = AISeats(self)
         self.clocks = Clocks(self)
@@ -202,6 +209,7 @@ class Hub:
         # A game loaded after a restart (or after it went idle) picks up
         # where it was: an AI seat to move thinks again, a running clock is
         # watched again.
+        self.broker.installed(s)
         self.seats.kick(game_id)
         self.clocks.schedule(s)
         if len(self.sessions) > MAX_SESSIONS:
@@ -232,6 +240,7 @@ class Hub:
         )
 
     def evict(self, game_id: str) -> None:
+        self.broker.release(game_id)
         self.sessions.pop(game_id, None)
         self.locks.pop(game_id, None)
         self.used.pop(game_id, None)
@@ -280,10 +289,12 @@ class Hub:
         """After any change of a game: tell every reader, let an AI seat move,
         and watch the clock."""
         self.fanout.publish(s)
+        self.broker.published(s)
         self.seats.kick(s.id)
         self.clocks.schedule(s)
 
     async def close(self) -> None:
+        await self.broker.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

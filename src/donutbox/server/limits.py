@@ -1,9 +1,10 @@
 """The server's limits on what one client may cost: connections, time to send
 a request, request rate, and CPU work on the event loop.
 
-- ``AddressBuckets``: a token bucket per client address (e.g. game creation:
-  a burst, then a steady rate); the table of addresses is bounded and idle
-  entries are dropped, so a flood of addresses cannot grow it for ever.
+- ``AddressBuckets`` (``throttle.Limiter``): a token bucket per client
+  address (a burst, then a steady rate); the table of addresses is bounded
+  and idle entries are dropped, so a flood of addresses cannot grow it for
+  ever; with a broker the buckets are in Redis, shared by every process.
   One of them, ``REQUEST_RATE``/``REQUEST_BURST``, bounds every API request
   from the network (``security.GuardMiddleware``: 429 beyond).
 - ``run_blocking``: CPU work (replaying a long record, importing one) runs in
@@ -29,17 +30,27 @@ import contextlib
 import functools
 import gc
 import logging
+import os
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .errors import Overloaded
+from .throttle import Limiter
 
 T = TypeVar("T")
 log = logging.getLogger("donutbox.limits")
+
+
+def _env_figure(name: str, default: float) -> float:
+    """A positive number from the environment, else ``default``."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
 
 #: Seconds a connection has to send its request line and headers.
 HEADER_TIMEOUT = 5.0
@@ -53,8 +64,10 @@ KEEP_ALIVE = 5
 #: (``security.GuardMiddleware`` applies it to requests that came through
 #: ``GuardedHttpProtocol``, i.e. from the network).  Costly requests take
 #: more than one token (``request_cost``).
-REQUEST_RATE = 50.0
-REQUEST_BURST = 200
+#: ``DONUTBOX_REQUEST_RATE`` and ``DONUTBOX_REQUEST_BURST`` change them (a
+#: load test making hundreds of games from one address).
+REQUEST_RATE = _env_figure("DONUTBOX_REQUEST_RATE", 50.0)
+REQUEST_BURST = _env_figure("DONUTBOX_REQUEST_BURST", 200.0)
 #: Threads for blocking work, and how many calls may wait for one.
 BLOCKING_THREADS = 2
 BLOCKING_QUEUE = 16
@@ -62,60 +75,9 @@ BLOCKING_QUEUE = 16
 
 # -- token buckets per address ----------------------------------------------------
 
-
-class AddressBuckets:
-    """A token bucket per key (a client address): ``burst`` at once, then
-    ``rate`` a second.  At most ``max_keys`` are kept (least recently used
-    dropped first: a dropped key starts again with a full bucket, which only
-    errs toward letting a client through)."""
-
-    def __init__(self, rate: float, burst: float, max_keys: int = 10_000) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError("rate must be > 0 and burst >= 1")
-        self.rate = rate
-        self.burst = burst
-        self.max_keys = max_keys
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def allow(self, key: str, cost: float = 1.0, now: float | None = None) -> bool:
-        """Take ``cost`` tokens from ``key``'s bucket; False (nothing taken)
-        if it has fewer."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            tokens, stamp = self._buckets.pop(key, (self.burst, now))
-            tokens = min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
-            ok = tokens >= cost
-            if ok:
-                tokens -= cost
-            self._buckets[key] = (tokens, now)
-            while len(self._buckets) > self.max_keys:
-                self._buckets.popitem(last=False)
-            self._expire(now)
-            return ok
-
-    def _expire(self, now: float) -> None:
-        """Drop the least recently used keys whose bucket has filled up again
-        (idle for ``burst / rate`` seconds): a full bucket is what a new key
-        gets, so forgetting it changes nothing, and the table holds only
-        addresses seen lately."""
-        idle = self.burst / self.rate
-        for _ in range(8):  # a few a call: the cost stays constant
-            first = next(iter(self._buckets.items()), None)
-            if first is None or now - first[1][1] < idle:
-                return
-            del self._buckets[first[0]]
-
-    def retry_after(self, key: str, cost: float = 1.0, now: float | None = None) -> float:
-        """Seconds until ``allow(key, cost)`` would succeed (0 if it would now)."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            tokens, stamp = self._buckets.get(key, (self.burst, now))
-        tokens = min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
-        return max(0.0, (cost - tokens) / self.rate)
-
-    def __len__(self) -> int:
-        return len(self._buckets)
+#: The one per-address token bucket (throttle.py): in memory, or shared in
+#: Redis by every process when the server has a broker.
+AddressBuckets = Limiter
 
 
 def request_cost(method: str, path: str) -> float:

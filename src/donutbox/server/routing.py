@@ -50,10 +50,11 @@ def hub_of(request: Request) -> Hub:
 HubDep = Annotated[Hub, Depends(hub_of)]
 
 
-def creation_allowed(request: Request) -> None:
+async def creation_allowed(request: Request) -> None:
     """A dependency of the routes that make a game: the address's token
-    bucket (throttle.py) must have a token, else 429."""
-    hub_of(request).creation.take(request.client.host if request.client else "?")
+    bucket (throttle.py; shared by every process with a broker) must have a
+    token, else 429."""
+    await hub_of(request).creation.take_async(request.client.host if request.client else "?")
 
 
 Creating = Depends(creation_allowed)

@@ -121,8 +121,9 @@ class GuardMiddleware:
         if scope.get("donutbox.guarded") and path.startswith("/api/"):
             address = limits.client_address(scope)
             cost = limits.request_cost(method, path)
-            if not REQUESTS.allow(address, cost):
-                wait = max(1, round(REQUESTS.retry_after(address, cost) + 0.5))
+            waiting = await REQUESTS.acquire(address, cost)  # shared with a broker
+            if waiting > 0:
+                wait = max(1, round(waiting + 0.5))
                 await _answer(
                     send,
                     429,

@@ -1,0 +1,846 @@
+"""The broker: how the server processes on one database hear of each other
+(docs/deploy.md).
+
+Without one (``LocalBroker``, the default) the server is one process and
+everything is as it always was: every lease is this process's, nothing is
+sent anywhere.
+
+With ``donutbox serve --broker redis://...`` (``RedisBroker``) any number of
+processes, on one machine or many, share one database and one Redis:
+
+- **Versions.**  The database stays the only authority.  After a process
+  stores a version of a game it publishes it on the ``<prefix>:games``
+  channel: the game, the version, and what was stored (the record and the
+  options: a few kilobytes), plus the wall-clock time its clock's turn
+  started.  Every other process with that game in memory applies it (one
+  move played on its copy of the game, or the record played back), under the
+  game's lock, and sends each of its readers its own filtered view, as for
+  a move made there.  A process applies a game's versions in order, each
+  once: an older or equal version is ignored, and one that leaves a gap (a
+  message lost while Redis was away, or two publishers racing) makes it read
+  the game from the database instead.  A process that loads a game just
+  after a version of it went by reads it again.
+- **Leases.**  A game's AI seats and clock run on exactly one process: the
+  holder of the game's lease, a Redis key ``<prefix>:lease:<game>`` set with
+  ``SET NX PX`` (``LEASE_MS``) and renewed every ``RENEW_SECONDS`` by a Lua
+  script that extends it only if it is still this process's.  A process asks
+  for the lease when one of its games has an AI seat to move or a running
+  clock, and keeps it until the game ends or leaves its memory.  Held games
+  are listed in the set ``<prefix>:active``; every process looks there every
+  ``SCAN_SECONDS`` for a game whose lease has expired (its holder died) and
+  takes it over: it reads the game from the database, restarts the turn's
+  clock from the takeover (the player to move is not charged for the time
+  nobody ran their clock), and carries on.  So a dead process's games carry
+  on within ``LEASE_MS / 1000 + SCAN_SECONDS`` seconds.
+- **Presence.**  Each process publishes which seats are connected to it
+  (and how many watch) when that changes, and again every
+  ``PRESENCE_BEAT`` seconds; the others merge it into the presence they
+  send.  A process that stops beating is forgotten after
+  ``PRESENCE_STALE`` seconds.  A clock starts once every human seat has
+  joined on whichever processes.
+- **Rate limits.**  ``throttle.RedisBuckets``: shared token buckets.
+
+A takeback asked for (kept in memory, not stored) travels with the
+messages too: the same version again, with the request, so that it can be
+answered on another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..core import Game
+from . import limits, throttle
+from .errors import NoSuchGame
+from .online import Clock
+from .session import HUMAN, GameSession
+from .storage import StorageError, StoredGame
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+log = logging.getLogger("donutbox.server.broker")
+
+#: A lease lasts this long without renewal (milliseconds).
+LEASE_MS = 3000
+#: How often held leases are renewed.
+RENEW_SECONDS = 0.75
+#: How often every process looks for games whose lease holder died.
+SCAN_SECONDS = 0.5
+#: How often a process repeats its presence; forgotten after PRESENCE_STALE.
+PRESENCE_BEAT = 3.0
+PRESENCE_STALE = 10.0
+#: Versions heard of for games not in memory, remembered at most.
+HEARD = 10_000
+#: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
+#: from the database).
+OUTBOX = 10_000
+
+_RENEW = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+
+def clock_ref(s: GameSession) -> float | None:
+    """The wall-clock time at which the running turn's clock started."""
+    c = s.clock
+    if c is None or not c.running or c.turn_started is None:
+        return None
+    return time.time() - (time.monotonic() - c.turn_started)
+
+
+def _monotonic_of(wall: float) -> float:
+    return time.monotonic() - max(0.0, time.time() - wall)
+
+
+class LocalBroker:
+    """One process: every lease is ours, nothing is published."""
+
+    shared = False
+    origin = "local"
+
+    def __init__(self) -> None:
+        self.hub: Hub | None = None
+
+    def attach(self, hub: Hub) -> None:
+        self.hub = hub
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def holds(self, game_id: str) -> bool:
+        return True
+
+    def want(self, game_id: str) -> None:
+        return None
+
+    def release(self, game_id: str) -> None:
+        return None
+
+    def published(self, s: GameSession) -> None:
+        """``s`` has just been stored at a new version by this process."""
+        return None
+
+    def clock_started(self, s: GameSession) -> None:
+        return None
+
+    def presence_changed(self, game_id: str) -> None:
+        return None
+
+    def elsewhere(self, game_id: str) -> tuple[set[int], int]:
+        """Seats connected to other processes, and their spectators."""
+        return set(), 0
+
+    def installed(self, s: GameSession) -> None:
+        """``s`` has just been loaded into this process's memory."""
+        return None
+
+    async def refresh(self, game_id: str) -> bool:
+        """Read the game from the database if it is newer there; True if
+        it was."""
+        return False
+
+
+class RedisBroker(LocalBroker):
+    """Many processes on one database and one Redis (see the module's
+    docstring)."""
+
+    shared = True
+
+    def __init__(self, url: str, prefix: str | None = None) -> None:
+        super().__init__()
+        import redis.asyncio as aioredis
+
+        self.url = url
+        self.prefix = prefix or os.environ.get("DONUTBOX_BROKER_PREFIX") or "donutbox"
+        self.origin = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._head = self.origin.encode() + b"\n"
+        self.channel = f"{self.prefix}:games"
+        self.active_key = f"{self.prefix}:active"
+        self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+        #: games whose lease this process holds, and those being asked for
+        self.held: set[str] = set()
+        self.wanted: set[str] = set()
+        #: when another process was found holding a game's lease
+        self.refused: dict[str, float] = {}
+        #: per game, per other process: (seats connected, spectators, when)
+        self.remote: dict[str, dict[str, tuple[set[int], int, float]]] = {}
+        #: the newest version heard of, for games not in memory here
+        self.heard: OrderedDict[str, int] = OrderedDict()
+        #: (game, version) whose clock start was announced or heard
+        self.clock_known: set[tuple[str, int]] = set()
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
+        self._inbox: dict[str, list[dict[str, Any]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._spawned: set[asyncio.Task[Any]] = set()
+        #: when the held leases were last renewed (asked at)
+        self._renewed = time.monotonic()
+        self.applied = 0
+        self.reloads = 0
+        self.unsent = 0
+        self.takeovers = 0
+
+    # -- life ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.client.ping()
+        throttle.use_shared(throttle.RedisBuckets(self.client, self.prefix))
+        ready = asyncio.Event()
+        self._tasks = [
+            asyncio.ensure_future(self._listen(ready)),
+            asyncio.ensure_future(self._send_forever()),
+            asyncio.ensure_future(self._leases_forever()),
+            asyncio.ensure_future(self._beat_forever()),
+        ]
+        await asyncio.wait_for(ready.wait(), 10)
+
+    async def close(self) -> None:
+        throttle.use_shared(None)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._drain(), 2)
+        for task in [*self._tasks, *self._spawned]:
+            task.cancel()
+        for task in [*self._tasks, *self._spawned]:
+            with contextlib.suppress(BaseException):
+                await task
+        with contextlib.suppress(Exception):
+            # Leases given back at once, so another process need not wait for
+            # them to expire.
+            for game_id in list(self.held):
+                await self._release(keys=[self._lease(game_id)], args=[self.origin])
+            await self.client.publish(self.channel, self._head + orjson.dumps({"k": "bye"}))
+        with contextlib.suppress(Exception):
+            await self.client.aclose()
+
+    async def _drain(self) -> None:
+        while not self._outbox.empty():
+            await asyncio.sleep(0.01)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._spawned.add(task)
+        task.add_done_callback(self._spawned.discard)
+
+    def _lease(self, game_id: str) -> str:
+        return f"{self.prefix}:lease:{game_id}"
+
+    # -- publishing -----------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        # The sender's name first, on a line of its own: a process skips its
+        # own messages without parsing them.
+        try:
+            self._outbox.put_nowait(self._head + orjson.dumps(message))
+        except asyncio.QueueFull:  # Redis has been away a while: dropped (see below)
+            self.unsent += 1
+
+    async def _send_forever(self) -> None:
+        # One task sends everything, so this process's messages reach Redis
+        # in the order they were made.
+        while True:
+            batch = [await self._outbox.get()]
+            while len(batch) < 200 and not self._outbox.empty():
+                batch.append(self._outbox.get_nowait())
+            try:
+                if len(batch) == 1:
+                    await self.client.publish(self.channel, batch[0])
+                else:  # one round trip for what queued up meanwhile
+                    pipe = self.client.pipeline(transaction=False)
+                    for data in batch:
+                        pipe.publish(self.channel, data)
+                    await pipe.execute()
+            except Exception as err:
+                # Dropped: the next message shows the others the gap, and
+                # they read the game from the database.
+                self.unsent += 1
+                if self.unsent == 1 or self.unsent % 1000 == 0:
+                    log.error("broker: could not publish (%s; %d unsent)", err, self.unsent)
+
+    def published(self, s: GameSession) -> None:
+        if s.game.finished:
+            self.release(s.id)  # nothing left to run
+        self._send(
+            {
+                "k": "v",
+                "g": s.id,
+                "v": s.version,
+                "r": s.game.to_record(),
+                "op": s.options,
+                "f": s.game.finished,
+                "t": clock_ref(s),
+                "tb": _takeback_wire(s.takeback),
+            }
+        )
+
+    def clock_started(self, s: GameSession) -> None:
+        key = (s.id, s.version)
+        if key in self.clock_known:
+            return
+        self.clock_known.add(key)
+        self._send({"k": "c", "g": s.id, "v": s.version, "t": clock_ref(s)})
+
+    # -- hearing ------------------------------------------------------------------
+
+    async def _listen(self, ready: asyncio.Event) -> None:
+        pause = 0.1
+        first = True
+        while True:
+            try:
+                pubsub = self.client.pubsub()
+                await pubsub.subscribe(self.channel)
+                ready.set()
+                if not first:
+                    # Messages may have been missed meanwhile: catch up.
+                    hub = self.hub
+                    for game_id in list(hub.sessions) if hub else []:
+                        self._spawn(self.refresh(game_id))
+                first = False
+                pause = 0.1
+                while True:
+                    item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
+                    if item is None or item.get("type") != "message":
+                        continue
+                    head, _, body = bytes(item["data"]).partition(b"\n")
+                    if head + b"\n" == self._head:
+                        continue  # this process's own
+                    msg = orjson.loads(body)
+                    msg["o"] = head.decode()
+                    self._hear(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                log.error("broker: lost Redis (%s); reconnecting", err)
+                await asyncio.sleep(pause)
+                pause = min(2.0, pause * 2)
+
+    def _hear(self, msg: dict[str, Any]) -> None:
+        origin = msg.get("o")
+        if origin == self.origin:
+            return
+        kind = msg.get("k")
+        if kind == "bye":
+            self._forget_origin(str(origin))
+            return
+        if kind == "P":  # a beat: the presence of all its games at once
+            beat = msg.get("p")
+            for game_id, (seats, spectators) in (beat if isinstance(beat, dict) else {}).items():
+                self._hear_presence(str(game_id), str(origin), {"s": seats, "n": spectators})
+            return
+        game_id = msg.get("g")
+        if not isinstance(game_id, str):
+            return
+        if kind == "p":
+            self._hear_presence(game_id, str(origin), msg)
+            return
+        hub = self.hub
+        if hub is None:
+            return
+        if game_id not in hub.sessions:
+            if kind == "v":
+                self.heard[game_id] = max(int(msg["v"]), self.heard.pop(game_id, -1))
+                while len(self.heard) > HEARD:
+                    self.heard.popitem(last=False)
+            return
+        # One game's messages are applied one at a time, in arrival order.
+        queue = self._inbox.get(game_id)
+        if queue is not None:
+            queue.append(msg)
+            return
+        self._inbox[game_id] = [msg]
+        self._spawn(self._apply_all(game_id))
+
+    async def _apply_all(self, game_id: str) -> None:
+        try:
+            queue = self._inbox[game_id]
+            while queue:
+                msg = queue.pop(0)
+                try:
+                    if msg["k"] == "v":
+                        await self._apply_version(game_id, msg)
+                    elif msg["k"] == "c":
+                        await self._apply_clock(game_id, msg)
+                except (StorageError, NoSuchGame) as err:
+                    log.warning("broker: game %s not brought up to date: %s", game_id, err)
+                except Exception:
+                    log.exception("broker: a message about game %s failed", game_id)
+        finally:
+            self._inbox.pop(game_id, None)
+
+    async def _apply_version(self, game_id: str, msg: dict[str, Any]) -> None:
+        hub = self.hub
+        assert hub is not None
+        lock = hub.locks.get(game_id)
+        if lock is None:
+            return
+        version = int(msg["v"])
+        takeback = _takeback_of(msg.get("tb"))
+        async with lock:
+            s = hub.sessions.get(game_id)
+            if s is None or version < s.version:
+                return
+            if version == s.version:
+                # The same version again: a takeback asked for or answered
+                # on that process (or nothing new).
+                if takeback == s.takeback:
+                    return
+                s.takeback = takeback
+                hub.fanout.publish(s)
+                return
+            if version == s.version + 1:
+                stored = StoredGame(
+                    id=s.id,
+                    version=version,
+                    title=s.title,
+                    mode=s.mode,
+                    seats=list(s.seats),
+                    options=msg["op"],
+                    finished=bool(msg["f"]),
+                    record=msg["r"],
+                    created=datetime.now(UTC),
+                    updated=datetime.now(UTC),
+                )
+                adopt(s, stored, msg.get("t"))
+                s.takeback = takeback
+                self.applied += 1
+            else:  # a gap: the database has what was missed
+                if not await self._reload(s):
+                    return
+            hub.fanout.publish(s)
+        self._after_change(s)
+
+    async def _reload(self, s: GameSession) -> bool:
+        """Under the game's lock: read it from the database; True if newer."""
+        stored = await limits.run_blocking(s.store.get, s.id, what="reading a game")
+        if stored is None or stored.version <= s.version:
+            return False
+        adopt(s, stored, None)
+        self.reloads += 1
+        return True
+
+    async def refresh(self, game_id: str) -> bool:
+        hub = self.hub
+        assert hub is not None
+        lock = hub.locks.get(game_id)
+        s = hub.sessions.get(game_id)
+        if lock is None or s is None:
+            return False
+        async with lock:
+            if hub.sessions.get(game_id) is not s or not await self._reload(s):
+                return False
+            hub.fanout.publish(s)
+        self._after_change(s)
+        return True
+
+    def _after_change(self, s: GameSession) -> None:
+        hub = self.hub
+        assert hub is not None
+        if s.game.finished:
+            self.release(s.id)
+        hub.seats.kick(s.id)
+        hub.clocks.schedule(s)
+
+    async def _apply_clock(self, game_id: str, msg: dict[str, Any]) -> None:
+        hub = self.hub
+        assert hub is not None
+        lock = hub.locks.get(game_id)
+        if lock is None:
+            return
+        async with lock:
+            s = hub.sessions.get(game_id)
+            if s is None or s.version != int(msg["v"]) or s.clock is None:
+                return
+            wall = msg.get("t")
+            self.clock_known.add((game_id, s.version))
+            s.clock.running = True
+            s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+            hub.fanout.publish(s)
+        hub.clocks.schedule(s)
+
+    def installed(self, s: GameSession) -> None:
+        seats, _ = self.elsewhere(s.id)
+        s.joined |= seats
+        heard = self.heard.pop(s.id, None)
+        if heard is not None and heard > s.version:
+            self._spawn(self.refresh(s.id))
+
+    # -- presence -----------------------------------------------------------------
+
+    def _local_presence(self, game_id: str) -> tuple[list[int], int]:
+        hub = self.hub
+        assert hub is not None
+        seats: set[int] = set()
+        spectators = 0
+        for c in hub.fanout.of(game_id):
+            if not c.online or c.seat is None:
+                continue
+            if c.seat < 0:
+                spectators += 1
+            else:
+                seats.add(c.seat)
+        return sorted(seats), spectators
+
+    def presence_changed(self, game_id: str) -> None:
+        seats, spectators = self._local_presence(game_id)
+        self._send({"k": "p", "g": game_id, "s": seats, "n": spectators})
+
+    def _hear_presence(self, game_id: str, origin: str, msg: dict[str, Any]) -> None:
+        seats = {int(x) for x in msg.get("s") or []}
+        spectators = int(msg.get("n") or 0)
+        per_game = self.remote.setdefault(game_id, {})
+        before = per_game.get(origin)
+        if seats or spectators:
+            per_game[origin] = (seats, spectators, time.monotonic())
+        else:
+            per_game.pop(origin, None)
+            if not per_game:
+                del self.remote[game_id]
+        if before is not None and before[0] == seats and before[1] == spectators:
+            return  # a beat: nothing new
+        hub = self.hub
+        if hub is None:
+            return
+        s = hub.sessions.get(game_id)
+        if s is not None:
+            s.joined |= seats
+            self._maybe_start_clock(s)
+        hub.fanout.presence_changed(game_id, announce=False)
+
+    def _maybe_start_clock(self, s: GameSession) -> None:
+        """Every human seat has joined, some of them on other processes."""
+        hub = self.hub
+        assert hub is not None
+        humans = {i for i, k in enumerate(s.seats) if k == HUMAN}
+        lock = hub.locks.get(s.id)
+        if not humans <= s.joined or lock is None or lock.locked():
+            return
+        if s.start_clock():
+            hub.clocks.schedule(s)
+            hub.fanout.publish(s)
+
+    def elsewhere(self, game_id: str) -> tuple[set[int], int]:
+        per_game = self.remote.get(game_id)
+        if not per_game:
+            return set(), 0
+        now = time.monotonic()
+        seats: set[int] = set()
+        spectators = 0
+        for s, n, when in per_game.values():
+            if now - when <= PRESENCE_STALE:
+                seats |= s
+                spectators += n
+        return seats, spectators
+
+    def _forget_origin(self, origin: str) -> None:
+        hub = self.hub
+        for game_id in list(self.remote):
+            if self.remote[game_id].pop(origin, None) is not None:
+                if not self.remote[game_id]:
+                    del self.remote[game_id]
+                if hub is not None:
+                    hub.fanout.presence_changed(game_id, announce=False)
+
+    async def _beat_forever(self) -> None:
+        while True:
+            await asyncio.sleep(PRESENCE_BEAT)
+            hub = self.hub
+            if hub is None:
+                continue
+            beat: dict[str, list[Any]] = {}
+            for game_id in list(hub.fanout.readers):
+                seats, spectators = self._local_presence(game_id)
+                if seats or spectators:
+                    beat[game_id] = [seats, spectators]
+            if beat:
+                self._send({"k": "P", "p": beat})
+            now = time.monotonic()
+            for game_id in list(self.remote):
+                per_game = self.remote[game_id]
+                stale = [o for o, (_, _, when) in per_game.items() if now - when > PRESENCE_STALE]
+                for origin in stale:
+                    del per_game[origin]
+                if not per_game:
+                    del self.remote[game_id]
+                if stale:
+                    hub.fanout.presence_changed(game_id, announce=False)
+
+    # -- leases ---------------------------------------------------------------------
+
+    def holds(self, game_id: str) -> bool:
+        return game_id in self.held
+
+    def want(self, game_id: str) -> None:
+        if game_id in self.held or game_id in self.wanted:
+            return
+        refused = self.refused.get(game_id)
+        if refused is not None and time.monotonic() - refused < RENEW_SECONDS:
+            return  # held elsewhere a moment ago: not a Redis call a move
+        self.wanted.add(game_id)
+        self._spawn(self._acquire(game_id))
+
+    async def _acquire(self, game_id: str) -> None:
+        hub = self.hub
+        assert hub is not None
+        try:
+            try:
+                got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
+                if not got:
+                    # Another process runs it (the scan takes it if that one dies).
+                    self.refused[game_id] = time.monotonic()
+                    while len(self.refused) > HEARD:
+                        self.refused.pop(next(iter(self.refused)))
+                    return
+                self.refused.pop(game_id, None)
+                added = await self.client.sadd(self.active_key, game_id)
+            except Exception as err:
+                log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
+                return
+            self.held.add(game_id)
+            try:
+                s = await hub.load(game_id)
+            except (NoSuchGame, StorageError):
+                self.release(game_id)
+                return
+            # The database may hold a version whose message never came (its
+            # writer died between storing and publishing).
+            await self.refresh(game_id)
+            s = hub.sessions.get(game_id) or s
+            if s.game.finished:
+                self.release(game_id)
+                return
+            if not added:
+                # Taken over from a process that died: its turn's clock
+                # restarts now (the time nobody ran it is not charged).
+                self.takeovers += 1
+                log.warning("broker: took over game %s", game_id)
+                lock = hub.locks.get(game_id)
+                if s.clock is not None and s.clock.running and lock is not None:
+                    async with lock:
+                        s.clock.turn_started = time.monotonic()
+                        self.clock_known.add((game_id, s.version))
+                        self._send({"k": "c", "g": game_id, "v": s.version, "t": clock_ref(s)})
+                        hub.fanout.publish(s)
+            hub.seats.kick(game_id)
+            hub.clocks.schedule(s)
+        finally:
+            self.wanted.discard(game_id)
+
+    def release(self, game_id: str) -> None:
+        if game_id not in self.held:
+            return
+        self.held.discard(game_id)
+        hub = self.hub
+        if hub is not None:
+            hub.clocks.drop(game_id)
+        self._spawn(self._give_back(game_id))
+
+    async def _give_back(self, game_id: str) -> None:
+        try:
+            await self.client.srem(self.active_key, game_id)
+            await self._release(keys=[self._lease(game_id)], args=[self.origin])
+        except Exception as err:
+            log.error("broker: could not give back the lease of game %s (%s)", game_id, err)
+
+    async def _leases_forever(self) -> None:
+        last_renew = 0.0
+        while True:
+            await asyncio.sleep(SCAN_SECONDS)
+            try:
+                if time.monotonic() - last_renew >= RENEW_SECONDS:
+                    last_renew = time.monotonic()
+                    await self._renew_all()
+                await self._scan()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                log.error("broker: leases not renewed (%s)", err)
+                if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
+                    # They have expired by now: another process may run
+                    # these games; this one stops (it asks again when Redis
+                    # is back, through the scan).
+                    log.error("broker: %d leases expired without Redis", len(self.held))
+                    hub = self.hub
+                    for game_id in list(self.held):
+                        self.held.discard(game_id)
+                        if hub is not None:
+                            hub.clocks.drop(game_id)
+
+    async def _renew_all(self) -> None:
+        hub = self.hub
+        for game_id in list(self.held):
+            s = hub.sessions.get(game_id) if hub is not None else None
+            if s is None or s.game.finished:
+                self.release(game_id)
+        games = sorted(self.held)
+        if not games:
+            self._renewed = time.monotonic()
+            return
+        asked = time.monotonic()
+        kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
+        self._renewed = asked
+        for game_id, ok in zip(games, kept, strict=True):
+            if not ok and game_id in self.held:
+                log.warning("broker: lost the lease of game %s", game_id)
+                self.held.discard(game_id)
+                if hub is not None:
+                    hub.clocks.drop(game_id)
+                # Asked for again: it is free if Redis lost it (a restart),
+                # and refused if another process has taken the game over.
+                self.want(game_id)
+
+    async def _scan(self) -> None:
+        """Games whose holder died: their lease expired, they are still listed."""
+        members = await self.client.smembers(self.active_key)
+        games = [m.decode() if isinstance(m, bytes) else str(m) for m in members]
+        games = [g for g in games if g not in self.held and g not in self.wanted]
+        if not games:
+            return
+        holders = await self.client.mget([self._lease(g) for g in games])
+        for game_id, holder in zip(games, holders, strict=True):
+            if holder is None:
+                self.want(game_id)
+
+
+def _takeback_wire(takeback: tuple[int, int, set[int]] | None) -> list[Any] | None:
+    if takeback is None:
+        return None
+    by, version, agreed = takeback
+    return [by, version, sorted(agreed)]
+
+
+def _takeback_of(wire: Any) -> tuple[int, int, set[int]] | None:
+    if not isinstance(wire, list) or len(wire) != 3:
+        return None
+    by, version, agreed = wire
+    return int(by), int(version), {int(x) for x in agreed}
+
+
+def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
+    """Make ``s`` the game as ``stored`` (a newer version stored by another
+    process): one move played on its game when that is all that changed, the
+    record played back otherwise.  What only this process knows of the game
+    (the seats that joined here) is kept."""
+    record = stored.record
+    game: Game | None = None
+    old = s.game.to_record()
+    moves = record.get("moves")
+    if (
+        isinstance(moves, list)
+        and moves
+        and moves[:-1] == old.get("moves")
+        and {k: v for k, v in record.items() if k != "moves"}
+        == {k: v for k, v in old.items() if k != "moves"}
+    ):
+        trial = s.game.copy()
+        try:
+            trial.play(moves[-1])
+            game = trial
+        except Exception:
+            game = None
+    if game is None:
+        game = Game.from_record(record)
+    s.game = game
+    s.version = stored.version
+    s.options = dict(stored.options)
+    online = s.options.get("online") or {}
+    clock = online.get("clock")
+    s.clock = Clock.from_dict(clock) if clock else None
+    if s.clock is not None and s.clock.running:
+        s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+    s.takeback = None
+
+
+def make_broker(url: str | None) -> LocalBroker:
+    """The broker for ``url`` (``redis://`` or ``rediss://``), or the
+    in-process one for None."""
+    if not url:
+        return LocalBroker()
+    return RedisBroker(url)
+
+
+def check_url(url: str) -> None:
+    """Refuse a broker URL that is not Redis's or whose server does not
+    answer, in one line (ValueError)."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"--broker '{url}': give a Redis URL, e.g. redis://localhost:6379/0")
+    try:
+        import redis
+    except ImportError:
+        raise ValueError("--broker: the 'redis' package is not installed") from None
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ValueError(f"--broker: cannot reach Redis at {url} ({reason})") from None
+
+
+#: The PostgreSQL advisory lock key taken while a process creates and
+#: migrates the schema (any fixed 64-bit number; "donutbox" in ASCII).
+SCHEMA_LOCK = 0x646F6E7574626F78
+
+
+@contextlib.contextmanager
+def schema_lock(db_url: str | None) -> Iterator[None]:
+    """On PostgreSQL, processes starting together create and migrate the
+    schema one at a time (a session advisory lock); elsewhere nothing.  If
+    the server cannot be reached, nothing is locked: the caller reports it."""
+    if not db_url or not db_url.startswith("postgresql"):
+        yield
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(db_url, poolclass=NullPool)
+    try:
+        try:
+            conn = engine.connect()
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SCHEMA_LOCK})
+            conn.commit()
+        except Exception:
+            conn = None
+        try:
+            yield
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SCHEMA_LOCK})
+                    conn.commit()
+                conn.close()
+    finally:
+        engine.dispose()

@@ -1,0 +1,436 @@
+"""The broker's parts (broker.py, throttle.py): a version stored elsewhere
+applied to a game in memory, the shared token buckets, leases, a gap read
+back from the database, and ``--broker`` refused in one line.
+
+The tests that need Redis use DONUTBOX_TEST_REDIS_URL (`.ci/redis.sh`) and
+are skipped with that reason without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donutbox.core import Game, cut
+from donutbox.server import throttle
+from donutbox.server.broker import LocalBroker, RedisBroker, adopt, check_url
+from donutbox.server.session import GameSession
+from donutbox.server.storage import Store, make_engine
+
+REDIS = os.environ.get("DONUTBOX_TEST_REDIS_URL")
+needs_redis = pytest.mark.skipif(
+    not REDIS, reason="no Redis server: set DONUTBOX_TEST_REDIS_URL (see .ci/redis.sh)"
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'games.db'}")
+    s = Store(engine)
+    yield s
+    s.close()
+
+
+def _played(game: Game, n: int, rng: random.Random) -> Game:
+    for _ in range(n):
+        game.play(rng.choice(sorted(game.legal_moves(), key=str)))
+    return game
+
+
+# -- adopt: another process's version applied here ------------------------------------
+
+
+def test_a_version_one_move_ahead_is_applied_as_that_move(store: Store) -> None:
+    """The session at version 3 adopts version 4 (one more move): its game
+    is the one the record describes (the same record, the same view for
+    every seat) as if read from the database."""
+    rng = random.Random(5)
+    game = _played(Game.new(None, ["A", "B"]), 3, rng)
+    stored = store.create("t", "hotseat", ["human", "human"], {}, game.to_record())
+    s = GameSession(stored, store)
+    _played(game, 1, rng)
+    newer = store.get(stored.id)
+    assert newer is not None
+    newer.version, newer.record = 4, game.to_record()
+    adopt(s, newer, None)
+    fresh = GameSession(newer, store)
+    assert s.version == 4
+    assert s.game.to_record() == game.to_record()
+    for seat in (0, 1, -1):
+        assert s.state(seat) == fresh.state(seat)
+
+
+def test_a_version_that_took_moves_back_is_read_whole(store: Store) -> None:
+    """A takeback (fewer moves, the count in the metadata) is not "one more
+    move": the record is played back, and the result is that record's game."""
+    rng = random.Random(9)
+    game = _played(Game.new(None, ["A", "B"]), 6, rng)
+    stored = store.create("t", "hotseat", ["human", "human"], {}, game.to_record())
+    s = GameSession(stored, store)
+    shorter = cut(game, 4)  # as a takeback does (session.py)
+    shorter.meta["takebacks"] = 1
+    newer = store.get(stored.id)
+    assert newer is not None
+    newer.version, newer.record = 1, shorter.to_record()
+    adopt(s, newer, None)
+    assert s.game.to_record() == shorter.to_record()
+    assert len(s.game.history) == 4 and s.takebacks == 1
+
+
+def test_without_a_broker_every_lease_is_this_process_s() -> None:
+    b = LocalBroker()
+    assert not b.shared and b.holds("any") and b.elsewhere("any") == (set(), 0)
+
+
+# -- --broker refused in one line ----------------------------------------------------
+
+
+def test_a_broker_url_that_is_not_redis_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^--broker 'http://localhost:6379': give a Redis URL"):
+        check_url("http://localhost:6379")
+
+
+def test_serve_refuses_a_redis_it_cannot_reach_in_one_line(cli: Any, tmp_path: Path) -> None:
+    pytest.importorskip("redis")
+    from socket import socket
+
+    with socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = str(sock.getsockname()[1])
+    db = f"sqlite:///{tmp_path / 'g.db'}"
+    done = cli("serve", "--port", port, "--db", db, "--broker", "redis://127.0.0.1:1/0")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "--broker: cannot reach Redis at redis://127.0.0.1:1/0" in lines[0]
+
+
+# -- with Redis ------------------------------------------------------------------------
+
+
+@needs_redis
+def test_two_processes_limiters_draw_on_one_bucket() -> None:
+    """Two limiters (one per process) with the same name and Redis store:
+    burst 3 at 2 a second is 3 in all, not 3 each; a key of its own is
+    unaffected; the wait is what the rate gives."""
+    import redis.asyncio as aioredis
+
+    async def main() -> None:
+        assert REDIS
+        prefix = f"test-{uuid.uuid4().hex[:8]}"
+        clients = [aioredis.from_url(REDIS), aioredis.from_url(REDIS)]
+        stores = [throttle.RedisBuckets(c, prefix) for c in clients]
+        limiters = [throttle.Limiter(2.0, 3, name="x"), throttle.Limiter(2.0, 3, name="x")]
+        try:
+            waits = []
+            for i in range(4):
+                throttle.use_shared(stores[i % 2])
+                waits.append(await limiters[i % 2].acquire("10.0.0.1"))
+            assert waits[:3] == [0.0, 0.0, 0.0]
+            assert 0.3 < waits[3] <= 0.5  # half a second for one token, less the time taken
+            assert await limiters[1].acquire("10.0.0.2") == 0.0
+            assert len(limiters[0]) == 0  # nothing was kept in this process
+        finally:
+            throttle.use_shared(None)
+            for c in clients:
+                await c.aclose()
+
+    asyncio.run(main())
+
+
+@needs_redis
+def test_a_limiter_whose_redis_fails_limits_in_this_process() -> None:
+    """Redis gone: the request is not refused for that; the process's own
+    bucket limits it instead (and says so once in the log)."""
+    import redis.asyncio as aioredis
+
+    async def main() -> None:
+        client = aioredis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
+        throttle.use_shared(throttle.RedisBuckets(client, "gone"))
+        limiter = throttle.Limiter(1.0, 2, name="y")
+        try:
+            assert [await limiter.acquire("a") for _ in range(3)][:2] == [0.0, 0.0]
+            assert await limiter.acquire("a") > 0  # the local bucket is empty
+        finally:
+            throttle.use_shared(None)
+            await client.aclose()
+
+    asyncio.run(main())
+
+
+@needs_redis
+def test_a_lease_is_one_process_s_until_it_stops_renewing(monkeypatch: Any) -> None:
+    """Two brokers on one prefix ask for one game's lease: one gets it; the
+    other cannot while the holder renews it (beyond the lease's length);
+    once the holder stops (as a killed process does), the other takes it
+    over from the list of active games within the lease's length and a scan."""
+    from donutbox.server import broker as broker_module
+
+    monkeypatch.setattr(broker_module, "LEASE_MS", 600)
+    monkeypatch.setattr(broker_module, "RENEW_SECONDS", 0.15)
+    monkeypatch.setattr(broker_module, "SCAN_SECONDS", 0.1)
+
+    class FakeHub:
+        """The little of a hub the lease code touches (no game: it is only
+        listed; loading it fails as for a game deleted meanwhile)."""
+
+        def __init__(self) -> None:
+            self.sessions: dict[str, Any] = {}
+            self.locks: dict[str, Any] = {}
+            self.loads = 0
+
+            class Clocks:
+                def drop(self, _game_id: str) -> None:
+                    return None
+
+            self.clocks = Clocks()
+            self.fanout = type("F", (), {"readers": {}})()
+
+        async def load(self, game_id: str) -> Any:
+            self.loads += 1
+            raise broker_module.NoSuchGame()
+
+    async def main() -> None:
+        assert REDIS
+        prefix = f"test-{uuid.uuid4().hex[:8]}"
+        a, b = RedisBroker(REDIS, prefix), RedisBroker(REDIS, prefix)
+        hubs = [FakeHub(), FakeHub()]
+        for broker, hub in zip((a, b), hubs, strict=True):
+            broker.attach(hub)  # type: ignore[arg-type]
+        await a.start()
+        await b.start()
+        try:
+            got = await a.client.set(a._lease("g"), a.origin, nx=True, px=600)
+            assert got
+            a.held.add("g")
+            await a.client.sadd(a.active_key, "g")
+            hubs[0].sessions["g"] = type("S", (), {"game": type("G", (), {"finished": False})()})()
+            b.want("g")
+            await asyncio.sleep(1.5)  # longer than the lease: renewed by a
+            assert a.holds("g") and not b.holds("g")
+            assert (await a.client.get(a._lease("g"))).decode() == a.origin
+            assert hubs[1].loads == 0
+            # a dies: its tasks stop, its lease is not given back.
+            for task in a._tasks:
+                task.cancel()
+            await asyncio.sleep(1.2)
+            assert hubs[1].loads >= 1  # b took it over and tried to load it
+            # The game could not be loaded: b let it go and delisted it.
+            assert not b.holds("g")
+            assert not await b.client.sismember(b.active_key, "g")
+        finally:
+            for broker in (a, b):
+                await broker.close()
+
+    asyncio.run(main())
+
+
+@needs_redis
+def test_a_gap_in_the_versions_heard_is_read_from_the_database(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Two apps (two "processes" in one) on one database and one Redis: a
+    spectator on the second sees every move made through the first, in
+    order; versions written to the database without a message (as by a
+    process killed between storing and publishing) are read back when the
+    next message shows the gap, and the spectator gets that state whole."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+        auth = [{"Authorization": f"Bearer {s['token']}"} for s in g["seats"]]
+        with two.websocket_connect(f"/api/online/{g['id']}/ws") as ws:
+            ws.send_text(json.dumps({"type": "hello", "token": g["spectator"]["token"]}))
+            seen: list[int] = []
+
+            def until(version: int) -> dict[str, Any]:
+                while True:
+                    msg = ws.receive_json()
+                    if msg["type"] == "state":
+                        seen.append(msg["state"]["version"])
+                        if msg["state"]["version"] >= version:
+                            return msg["state"]  # type: ignore[no-any-return]
+
+            until(0)
+            rng = random.Random(4)
+
+            def move() -> dict[str, Any]:
+                state = one.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+                seat = state["to_move"]
+                mine = one.get(f"/api/online/{g['id']}", headers=auth[seat]).json()
+                body = {"move": rng.choice(mine["legal"]), "version": mine["version"]}
+                r = one.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[seat])
+                assert r.status_code == 200, r.text
+                return r.json()  # type: ignore[no-any-return]
+
+            for v in range(1, 5):
+                move()
+                until(v)
+            assert seen == [0, 1, 2, 3, 4]
+            # Two versions stored behind the brokers' backs.
+            hub = one.app.state.hub  # type: ignore[attr-defined]
+            s = hub.sessions[g["id"]]
+            game = s.game.copy()
+            for v in (4, 5):
+                game.play(rng.choice(sorted(game.legal_moves(), key=str)))
+                hub.store.save(g["id"], v, game.to_record(), False)
+            # The first app is behind too: it reads the game again on Stale.
+            hub.evict(g["id"])
+            last = move()
+            state = until(last["version"])
+            assert seen == [0, 1, 2, 3, 4, 7]
+            assert state["history"] == last["history"] and len(state["history"]) == 7
+            broker = two.app.state.hub.broker  # type: ignore[attr-defined]
+            assert broker.reloads == 1 and broker.applied == 4
+
+
+@needs_redis
+def test_a_takeback_asked_on_one_process_is_answered_on_the_other(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Seat 0 on the first app asks to take its move back; seat 1, on the
+    second, is shown the request and accepts it there: the move is taken
+    back (a new version, without it) for both."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        body = {"seats": [{"name": "A"}, {"name": "B"}], "takebacks": True}
+        g = one.post("/api/online", json=body).json()
+        path = f"/api/online/{g['id']}/ws"
+        with one.websocket_connect(path) as ws0, two.websocket_connect(path) as ws1:
+
+            def until(ws: Any, ok: Any) -> dict[str, Any]:
+                while True:
+                    msg = ws.receive_json()
+                    if msg["type"] == "state" and ok(msg["state"]):
+                        return msg["state"]  # type: ignore[no-any-return]
+
+            for ws, seat in ((ws0, 0), (ws1, 1)):
+                ws.send_text(json.dumps({"type": "hello", "token": g["seats"][seat]["token"]}))
+            first = until(ws0, lambda s: bool(s["legal"]))
+            assert first["to_move"] == 0
+            ws0.send_text(json.dumps({"type": "move", "move": first["legal"][0], "version": 0}))
+            until(ws1, lambda s: s["version"] == 1)
+            ws0.send_text(json.dumps({"type": "takeback", "version": 1}))
+            asked = until(ws1, lambda s: s["takeback"] is not None)
+            assert asked["version"] == 1 and asked["takeback"] == {"by": 0, "agreed": [0]}
+            ws1.send_text(json.dumps({"type": "answer", "accept": True, "version": 1}))
+            for ws in (ws0, ws1):
+                back = until(ws, lambda s: s["version"] == 2)
+                assert back["history"] == [] and back["takeback"] is None and back["takebacks"] == 1
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server to restart")
+def test_versions_stored_while_redis_was_away_are_caught_up_when_it_is_back(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A Redis of this test's own, stopped between two moves and started
+    again: the move stored meanwhile (its message was lost) reaches the
+    other process once Redis is back (it reads its games again), and later
+    moves flow as before."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("redis")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    port = _free_port()
+
+    def start_redis() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [*REDIS_SERVER, "--port", str(port), "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return proc
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+
+    def until(ok: Any, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not ok():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    redis_proc = start_redis()
+    url = f"redis://127.0.0.1:{port}/0"
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", "restart")
+    db = f"sqlite:///{tmp_path / 'games.db'}"
+    try:
+        with (
+            TestClient(create_app(db, inline_ai=True, broker_url=url)) as one,
+            TestClient(create_app(db, inline_ai=True, broker_url=url)) as two,
+        ):
+            g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+            auth = [{"Authorization": f"Bearer {s['token']}"} for s in g["seats"]]
+            two.get(f"/api/online/{g['id']}", headers=auth[1])  # in the second's memory
+            hub_two = two.app.state.hub  # type: ignore[attr-defined]
+            rng = random.Random(2)
+
+            def move() -> int:
+                state = one.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+                seat = state["to_move"]
+                mine = one.get(f"/api/online/{g['id']}", headers=auth[seat]).json()
+                body = {"move": rng.choice(mine["legal"]), "version": mine["version"]}
+                r = one.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[seat])
+                assert r.status_code == 200, r.text
+                return int(r.json()["version"])
+
+            assert move() == 1
+            until(lambda: hub_two.sessions[g["id"]].version == 1)
+            redis_proc.kill()
+            redis_proc.wait(10)
+            assert move() == 2  # stored: the database is the authority
+            time.sleep(0.5)
+            assert hub_two.sessions[g["id"]].version == 1  # not heard of
+            redis_proc = start_redis()
+            until(lambda: hub_two.sessions[g["id"]].version == 2)
+            assert move() == 3
+            until(lambda: hub_two.sessions[g["id"]].version == 3)
+            state = two.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+            assert state["version"] == 3 and len(state["history"]) == 3
+    finally:
+        redis_proc.kill()
+        redis_proc.wait(10)
+
+
+REDIS_SERVER = ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -1,0 +1,353 @@
+"""Two real `donutbox serve` processes on one PostgreSQL and one Redis
+(``--broker``), played over the real WebSocket protocol: a game whose
+readers are split over both processes, the process running a game's AI seat
+and clock killed with SIGKILL, and a rate limit shared by both.
+
+`.ci/run` starts both servers (`.ci/postgres.sh`, `.ci/redis.sh`) and sets
+DONUTBOX_TEST_PG_URL and DONUTBOX_TEST_REDIS_URL; without them these tests
+are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PG = os.environ.get("DONUTBOX_TEST_PG_URL")
+REDIS = os.environ.get("DONUTBOX_TEST_REDIS_URL")
+if not PG or not REDIS:
+    pytest.skip(
+        "needs PostgreSQL and Redis: set DONUTBOX_TEST_PG_URL and DONUTBOX_TEST_REDIS_URL "
+        "(see .ci/postgres.sh and .ci/redis.sh)",
+        allow_module_level=True,
+    )
+pytest.importorskip("psycopg")
+pytest.importorskip("websockets")
+redis = pytest.importorskip("redis")
+
+import donutbox  # noqa: E402
+from donutbox.server.client import OnlineClient  # noqa: E402
+
+SRC = Path(donutbox.__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Serve:
+    """One `donutbox serve --db PG --broker REDIS` in a child process."""
+
+    def __init__(self, log: Path, env: dict[str, str]) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        child = dict(os.environ)
+        child["PYTHONPATH"] = os.pathsep.join([str(SRC), child.get("PYTHONPATH", "")])
+        child.update(env)
+        assert PG and REDIS
+        with open(log, "ab") as out:
+            command = [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(self.port)]
+            self.proc = subprocess.Popen(
+                [*command, "--db", PG, "--broker", REDIS],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=child,
+                start_new_session=True,  # a kill reaches its AI workers too
+            )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("the server exited: " + self.log.read_text()[-2000:])
+            try:
+                with urllib.request.urlopen(self.url + "/api/meta", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("the server did not start: " + self.log.read_text()[-2000:])
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def post(
+        self, path: str, body: dict[str, Any], via: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        headers = {"Content-Type": "application/json"}
+        if via is not None:  # a client behind this (trusted, loopback) proxy
+            headers["X-Forwarded-For"] = via
+        req = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), headers=headers
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    def get(self, path: str, token: str) -> dict[str, Any]:
+        req = urllib.request.Request(self.url + path, headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def _start_pair(folder: Path, **env: str) -> tuple[Serve, Serve, str]:
+    """Two processes started together on the database and Redis, with a key
+    prefix of their own (other tests' keys never meet theirs)."""
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    env = {"DONUTBOX_BROKER_PREFIX": prefix, **env}
+    a = Serve(folder / "one.log", env)
+    b = Serve(folder / "two.log", env)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+    except BaseException:
+        a.stop()
+        b.stop()
+        raise
+    return a, b, prefix
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Serve, str]]:
+    """A pair for the tests that leave both running: three games an address
+    at once, then one a minute."""
+    a, b, prefix = _start_pair(
+        tmp_path_factory.mktemp("pair"), DONUTBOX_CREATE_BURST="3", DONUTBOX_CREATE_PER_MINUTE="1"
+    )
+    yield a, b, prefix
+    a.stop()
+    b.stop()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Callable[..., tuple[Serve, Serve, str]]]:
+    """``pair(**env)``: a pair of this test's own (it may kill one)."""
+    started: list[Serve] = []
+
+    def start(**env: str) -> tuple[Serve, Serve, str]:
+        a, b, prefix = _start_pair(tmp_path, **env)
+        started.extend((a, b))
+        return a, b, prefix
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+class Recorder(OnlineClient):
+    """A client that keeps every state version it is sent, in order."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.versions: list[int] = []
+        self.states: list[tuple[float, dict[str, Any]]] = []
+
+    def _receive(self, msg: dict[str, Any]) -> None:
+        if msg.get("type") == "state":
+            self.versions.append(msg["state"]["version"])
+            self.states.append((time.monotonic(), msg["state"]))
+        super()._receive(msg)
+
+
+def test_a_game_split_over_two_processes_reaches_every_reader_once_in_order(
+    shared: tuple[Serve, Serve, str],
+) -> None:
+    """Seat A on process 1, seat B and a spectator on process 2: every move
+    made on either reaches all three readers, every version exactly once, in
+    order; the stored game holds every acknowledged move; presence counts
+    the readers of both processes."""
+    one, two, _ = shared
+    status, g = one.post("/api/online", {"seats": [{"name": "A"}, {"name": "B"}]}, via="10.0.0.1")
+    assert status == 200
+    tokens = [g["seats"][0]["token"], g["seats"][1]["token"]]
+
+    async def main() -> tuple[list[Recorder], dict[int, str]]:
+        a = Recorder(one.url, g["id"], tokens[0])
+        b = Recorder(two.url, g["id"], tokens[1])
+        watcher = Recorder(two.url, g["id"], g["spectator"]["token"])
+        for c in (a, b, watcher):
+            await c.start()
+        # A (on process 1) sees B and the spectator (on process 2).
+        deadline = time.monotonic() + 10
+        while a.presence != {"connected": [True, True], "spectators": 1}:
+            assert time.monotonic() < deadline, a.presence
+            await asyncio.sleep(0.05)
+        rng = random.Random(15)
+        acked: dict[int, str] = {}
+        players = [a, b]
+        while True:
+            state = await a.wait(lambda s: s["finished"] or s["to_move"] is not None)
+            if state["finished"]:
+                break
+            mover = players[state["to_move"]]
+            v = state["version"]
+            mine = await mover.wait(lambda s, v=v: s["version"] >= v)
+            assert mine["version"] == v and mine["legal"]
+            move = rng.choice(mine["legal"])
+            reply = await mover.move(move, v)
+            assert reply["type"] == "ack", reply
+            acked[reply["version"]] = move
+            for c in (a, b, watcher):
+                await c.wait(lambda s, n=reply["version"]: s["version"] >= n)
+        final = a.state
+        assert final is not None
+        for c in (b, watcher):
+            await c.wait(lambda s: s["version"] == final["version"])
+        for c in (a, b, watcher):
+            await c.close()
+        return [a, b, watcher], acked
+
+    readers, acked = asyncio.run(asyncio.wait_for(main(), 60))
+    final = max(acked)
+    assert len(acked) > 20  # a whole game, both players moving
+    for c in readers:
+        assert c.connects == 1, c.errors
+        assert c.versions == list(range(final + 1)), (c.seat, c.versions)
+        assert not c.errors, c.errors
+    # What each was sent is its own view: the spectator never a tray.
+    assert all(not st.get("tray") for _, st in readers[2].states)
+    stored = two.get(f"/api/online/{g['id']}", tokens[0])
+    assert stored["finished"] and stored["version"] == final
+    assert [stored["history"][v - 1] for v in sorted(acked)] == [acked[v] for v in sorted(acked)]
+
+
+def _holder(prefix: str, game_id: str) -> str | None:
+    assert REDIS
+    client = redis.Redis.from_url(REDIS)
+    try:
+        value = client.get(f"{prefix}:lease:{game_id}")
+    finally:
+        client.close()
+    return None if value is None else value.decode()
+
+
+def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
+    pair: Callable[..., tuple[Serve, Serve, str]],
+) -> None:
+    """An AI seat and a clock run on process 1 (it holds the game's lease);
+    the human plays through process 2.  Process 1 is killed with SIGKILL on
+    the human's turn: within a few seconds process 2 holds the lease, the
+    human's clock is not charged for the seconds nobody ran it, no
+    acknowledged move is lost, and the game ends normally with the AI
+    moving from process 2."""
+    one, two, prefix = pair()
+    body = {"seats": [{"kind": "medium"}, {"name": "H"}], "clock": {"minutes": 2, "increment": 0}}
+    status, g = one.post("/api/online", body)
+    assert status == 200
+    token = g["seats"][1]["token"]
+    # Process 1 made the game, and its AI seat moved first: it holds the lease.
+    deadline = time.monotonic() + 10
+    while (holder := _holder(prefix, g["id"])) is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert holder.split(":")[1] == str(one.proc.pid)
+
+    async def main() -> tuple[dict[int, str], float, Recorder]:
+        human = Recorder(two.url, g["id"], token, max_pause=0.2)
+        await human.start()
+        rng = random.Random(7)
+        acked: dict[int, str] = {}
+        took = -1.0
+
+        async def play(moves: int) -> None:
+            for _ in range(moves):
+                st = await human.wait(lambda s: s["finished"] or bool(s["legal"]), 20)
+                if st["finished"]:
+                    return
+                move = rng.choice(st["legal"])
+                reply = await human.move(move, st["version"])
+                assert reply["type"] == "ack", reply
+                acked[reply["version"]] = move
+                # The ack comes before the new state: wait for it.
+                await human.wait(lambda s, n=reply["version"]: s["version"] >= n, 20)
+
+        await play(4)
+        # The human's turn, the clock running on process 1: kill it.
+        st = await human.wait(lambda s: bool(s["legal"]) and s["clock"]["running"] == 1, 20)
+        shown_at = human.states[-1][0]
+        left = st["clock"]["remaining_ms"][1]
+        one.kill()
+        killed = time.monotonic()
+        while (holder := _holder(prefix, g["id"])) is None or holder.split(":")[1] != str(
+            two.proc.pid
+        ):
+            assert time.monotonic() - killed < 15, "nobody took the game over"
+            await asyncio.sleep(0.05)
+        took = time.monotonic() - killed
+        # The takeover restarts the turn's clock: a new state at the same
+        # version, with the time the human had (not less the seconds since).
+        v = st["version"]
+        restarted = await human.wait(
+            lambda s: s["version"] == v and s["clock"]["remaining_ms"][1] >= left - 1000, 10
+        )
+        assert time.monotonic() - shown_at > 2.5  # a gap that would have been charged
+        assert restarted["clock"]["running"] == 1
+        await play(200)  # to the end, the AI seat moving from process 2
+        final = await human.wait(lambda s: s["finished"], 30)
+        assert final["ended_by"] != "timeout"
+        await human.close()
+        return acked, took, human
+
+    acked, took, human = asyncio.run(asyncio.wait_for(main(), 90))
+    assert took < 8.0, took
+    stored = two.get(f"/api/online/{g['id']}", token)
+    assert stored["finished"]
+    assert stored["clock"]["flagged"] == [False, False]
+    for v, move in acked.items():
+        assert stored["history"][v - 1] == move
+    # The lease is given back once the game is over.
+    deadline = time.monotonic() + 5
+    while _holder(prefix, g["id"]) is not None:
+        assert time.monotonic() < deadline, "the lease of a finished game is still held"
+        time.sleep(0.05)
+    assert human.versions == sorted(human.versions)
+
+
+def test_the_game_creation_limit_is_shared_by_both_processes(
+    shared: tuple[Serve, Serve, str],
+) -> None:
+    """Three games an address at once, then one a minute: two made through
+    process 1 and one through process 2 use them up for both (each process
+    alone would have allowed three); another address still has its own."""
+    one, two, _ = shared
+    body = {"seats": [{"name": "A"}, {"name": "B"}]}
+    client = "10.0.0.2"
+    assert one.post("/api/online", body, via=client)[0] == 200
+    assert one.post("/api/online", body, via=client)[0] == 200
+    assert two.post("/api/online", body, via=client)[0] == 200
+    for server in (two, one):
+        status, answer = server.post("/api/online", body, via=client)
+        assert status == 429, answer
+        assert answer["detail"].startswith("games: too many made from this address")
+    assert two.post("/api/online", body, via="10.0.0.3")[0] == 200
