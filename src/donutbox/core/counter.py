@@ -303,14 +303,40 @@ class Counter:
             runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner], c))
             run_of[c] = c
             return
+        rid = targets[0]
+        unique: set[int] = set()
         if len(targets) > 1:
             unique = set(targets)
-            rid = max(unique, key=lambda r: len(runs[r].cells))
+            if len(unique) > 1:
+                rid = max(unique, key=lambda r: len(runs[r].cells))
             unique.discard(rid)
-        else:
-            rid = targets[0]
-            unique = set()
         base = runs[rid]
+        if not unique:
+            # Joining one run (the common case): one copy of its cells.
+            cells = base.cells + (c,)  # noqa: RUF005 (one copy; no list on the way)
+            h0, h1, h2, h3 = base.held
+            if owner == 0:
+                h0 += 1
+            elif owner == 1:
+                h1 += 1
+            elif owner == 2:
+                h2 += 1
+            elif owner == 3:
+                h3 += 1
+            run_of[c] = rid
+            runs[rid] = _new_run(
+                Run,
+                (
+                    cells,
+                    opens + base.open,
+                    base.rolls + roll,
+                    (h0, h1, h2, h3),
+                    base.first if base.first < c else c,
+                ),
+            )
+            if len(cells) >= 3:
+                self.box_ids.add(rid)
+            return
         first = min(base.first, c)
         all_cells = list(base.cells)
         opens += base.open

@@ -131,10 +131,10 @@ class _FaceTable:
         for slot in options:
             move = made[slot]
             if move is None:
-                y, x = divmod(p, STRIDE)
+                y = p // STRIDE
+                x = p - y * STRIDE - OFFSET
                 move = _new_move(
-                    Move,
-                    (PLACE, self.face, x - OFFSET, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot]),
+                    Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot])
                 )
                 made[slot] = move
             found.append(move)
