@@ -37,12 +37,18 @@ ROLL_BIT: Final = 4
 DELIVERED_BIT: Final = 8
 OWNER_SHIFT: Final = 4
 
-_OUT0, _OUT1, _OUT2, _OUT3 = OUTSIDE
-_A0, _B0 = _OUT0
-_A1, _B1 = _OUT1
-_A2, _B2 = _OUT2
-_A3, _B3 = _OUT3
+# geometry.OUTSIDE written out as Final constants (the compiled core then
+# uses them as C constants, not module attributes); a test checks they agree.
+_A0: Final = -EAST
+_B0: Final = -SOUTH
+_A1: Final = 2 * EAST
+_B1: Final = EAST - SOUTH
+_A2: Final = 2 * EAST + SOUTH
+_B2: Final = EAST + 2 * SOUTH
+_A3: Final = SOUTH - EAST
+_B3: Final = 2 * SOUTH
 _SE: Final = EAST + SOUTH
+assert OUTSIDE == ((_A0, _B0), (_A1, _B1), (_A2, _B2), (_A3, _B3))
 
 
 _OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
@@ -185,30 +191,31 @@ class Counter:
         if p in cells or p + EAST in cells or p + _SE in cells or p + SOUTH in cells:
             self.places.pop(p, None)
             return
-        g = cells.get
+        # ``cells.get`` written out (not bound to a local): the compiled
+        # core calls it as a C function.
         key = 0
-        v = g(p + _A0)
+        v = cells.get(p + _A0)
         if v is not None and not v & DELIVERED_BIT:
             key |= 1 << (v & FLAVOUR_BITS)
-        v = g(p + _B0)
+        v = cells.get(p + _B0)
         if v is not None and not v & DELIVERED_BIT:
             key |= 1 << (v & FLAVOUR_BITS)
-        v = g(p + _A1)
+        v = cells.get(p + _A1)
         if v is not None and not v & DELIVERED_BIT:
             key |= 16 << (v & FLAVOUR_BITS)
-        v = g(p + _B1)
+        v = cells.get(p + _B1)
         if v is not None and not v & DELIVERED_BIT:
             key |= 16 << (v & FLAVOUR_BITS)
-        v = g(p + _A2)
+        v = cells.get(p + _A2)
         if v is not None and not v & DELIVERED_BIT:
             key |= 256 << (v & FLAVOUR_BITS)
-        v = g(p + _B2)
+        v = cells.get(p + _B2)
         if v is not None and not v & DELIVERED_BIT:
             key |= 256 << (v & FLAVOUR_BITS)
-        v = g(p + _A3)
+        v = cells.get(p + _A3)
         if v is not None and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
-        v = g(p + _B3)
+        v = cells.get(p + _B3)
         if v is not None and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
@@ -227,19 +234,20 @@ class Counter:
         run_of = self.run_of
         runs = self.runs
         new = (p, p + EAST, p + _SE, p + SOUTH)
-        for c, code in zip(new, codes, strict=True):
-            cells[c] = code
+        cells[p] = codes[0]
+        cells[p + EAST] = codes[1]
+        cells[p + _SE] = codes[2]
+        cells[p + SOUTH] = codes[3]
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
         closed: dict[int, int] = {}
         joins: list[list[int]] = [[], [], [], []]
         opens = [0, 0, 0, 0]
-        get = cells.get
         for i, off_a, off_b in _OUTSIDE_BY_QUADRANT:
             flav = codes[i] & FLAVOUR_BITS
             for n in (p + off_a, p + off_b):
-                v = get(n)
+                v = cells.get(n)
                 if v is None:
                     opens[i] += 1
                 elif not v & DELIVERED_BIT:
@@ -263,9 +271,8 @@ class Counter:
             self._join(new[i], codes[i], opens[i], targets)
 
         # Refresh the open places near the new card.
-        refresh = self._refresh
         for off in self._zone:
-            refresh(p + off)
+            self._refresh(p + off)
 
         sealed = []
         seen = set()
@@ -296,14 +303,40 @@ class Counter:
             runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner], c))
             run_of[c] = c
             return
+        rid = targets[0]
+        unique: set[int] = set()
         if len(targets) > 1:
             unique = set(targets)
-            rid = max(unique, key=lambda r: len(runs[r].cells))
+            if len(unique) > 1:
+                rid = max(unique, key=lambda r: len(runs[r].cells))
             unique.discard(rid)
-        else:
-            rid = targets[0]
-            unique = set()
         base = runs[rid]
+        if not unique:
+            # Joining one run (the common case): one copy of its cells.
+            cells = base.cells + (c,)  # noqa: RUF005 (one copy; no list on the way)
+            h0, h1, h2, h3 = base.held
+            if owner == 0:
+                h0 += 1
+            elif owner == 1:
+                h1 += 1
+            elif owner == 2:
+                h2 += 1
+            elif owner == 3:
+                h3 += 1
+            run_of[c] = rid
+            runs[rid] = _new_run(
+                Run,
+                (
+                    cells,
+                    opens + base.open,
+                    base.rolls + roll,
+                    (h0, h1, h2, h3),
+                    base.first if base.first < c else c,
+                ),
+            )
+            if len(cells) >= 3:
+                self.box_ids.add(rid)
+            return
         first = min(base.first, c)
         all_cells = list(base.cells)
         opens += base.open

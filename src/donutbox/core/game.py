@@ -17,8 +17,8 @@ from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, STANDARD_DECK, chec
 from .counter import DELIVERED_BIT, Counter, Run, pack
 from .errors import IllegalMove, InputError, NotationError
 from .geometry import COORD_LIMIT, cell, xy
-from .matching import lock_choices, start_lock
-from .movegen import box_moves, can_place, legal_moves
+from .matching import lock_choices, slot_of, start_lock
+from .movegen import box_moves, can_place, fit_slots_of, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
@@ -467,8 +467,8 @@ class Game:
         pk = counter.places.get(p)
         key = None if pk is None else pk & 0xFFFF
         if key is not None:
-            options = self._match.fits(face, key)
-            if (rot, lock) in options:
+            slot = slot_of(rot, lock)
+            if slot >= 0 and slot in fit_slots_of(self._match, face, key):
                 return move
         # Slow path: find the rule that is broken, in the order a player
         # would check them.

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL
+from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, rotate
 
 #: One way to put a face down: (rotation in degrees, locked flavour of its R or "").
 Fit = tuple[int, str]
@@ -53,3 +53,95 @@ def start_lock(face: str) -> str:
 
 #: AGREE[letter][mask]: does a placed donut ``letter`` agree with a partner in ``mask``?
 AGREE: Final = {letter: tuple(agrees(letter, m) for m in range(16)) for letter in FLAVOURS + ROLL}
+
+
+# -- fits as small ints ------------------------------------------------------
+#
+# A (rotation, lock) choice is also numbered as one small int, its *slot*:
+# ``rotation // 90 * 5 + lock index`` (lock "" 0, then C, S, H, B 1-4).  Move
+# generation keeps its memo tables in lists indexed by slot (the compiled
+# core then indexes them without hashing anything).
+
+SLOTS: Final = 20
+#: The rotation and the lock of each slot.
+SLOT_ROT: Final[tuple[int, ...]] = tuple(rot for rot in ROTATIONS for _ in range(5))
+SLOT_LOCK: Final[tuple[str, ...]] = tuple(lock for _ in ROTATIONS for lock in ("", *FLAVOURS))
+_LOCK_SLOT: Final[dict[object, int]] = {lock: i for i, lock in enumerate(("", *FLAVOURS))}
+_ROT_SLOT: Final[dict[object, int]] = {rot: 5 * i for i, rot in enumerate(ROTATIONS)}
+
+
+def slot_of(rot: object, lock: object) -> int:
+    """The slot of a (rotation, lock) choice, or -1 if either is not one
+    (``object``: a hand-made Move may hold anything)."""
+    r = _ROT_SLOT.get(rot)
+    k = _LOCK_SLOT.get(lock)
+    if r is None or k is None:
+        return -1
+    return r + k
+
+
+class _Turns:
+    """One face's agreement tables, per rotation: ``agree[(r * 4 + q) * 16 +
+    m]`` is bit ``q`` set when quadrant ``q`` of turn ``r`` agrees with a
+    partner among mask ``m``; ``roll[r]`` the quadrant of its R (-1: none)
+    and ``near[r]`` the flavours of that R's two neighbours on the card."""
+
+    __slots__ = ("agree", "near", "roll")
+
+    def __init__(self, face: str) -> None:
+        self.agree: list[int] = []
+        self.roll: list[int] = []
+        self.near: list[int] = []
+        for rot in ROTATIONS:
+            quads = rotate(face, rot)
+            for q in range(4):
+                row = AGREE[quads[q]]
+                self.agree.extend((1 << q) if row[m] else 0 for m in range(16))
+            if ROLL in quads:
+                i = quads.index(ROLL)
+                self.roll.append(i)
+                near = 0
+                for j in ((i - 1) % 4, (i + 1) % 4):
+                    near |= 1 << FLAVOUR_INDEX[quads[j]]
+                self.near.append(near)
+            else:
+                self.roll.append(-1)
+                self.near.append(0)
+
+
+_TURNS: Final[dict[str, _Turns]] = {}
+
+
+def fit_slots(face: str, requirement: int, accept: tuple[bool, ...]) -> tuple[int, ...]:
+    """The slots of every (rotation, lock) that may place ``face`` at a place
+    with this ``requirement``, in rotation then lock order, under the
+    matching rule whose ``accept`` table (``MatchRule.accept_table``) is
+    given: ``accept[agree | touched << 4]`` for the 4-bit patterns of
+    quadrants that agree with a partner and that touch one."""
+    turns = _TURNS.get(face)
+    if turns is None:
+        turns = _TURNS[face] = _Turns(face)
+    agree = turns.agree
+    m0 = requirement & 15
+    m1 = (requirement >> 4) & 15
+    m2 = (requirement >> 8) & 15
+    m3 = (requirement >> 12) & 15
+    masks = (m0, m1, m2, m3)
+    touched = ((m0 > 0) | (m1 > 0) << 1 | (m2 > 0) << 2 | (m3 > 0) << 3) << 4
+    out: list[int] = []
+    for r in range(4):
+        b = r * 64
+        bits = agree[b + m0] | agree[b + 16 + m1] | agree[b + 32 + m2] | agree[b + 48 + m3]
+        if not accept[bits | touched]:
+            continue
+        i = turns.roll[r]
+        if i < 0:
+            out.append(r * 5)
+            continue
+        mask = masks[i]
+        if not mask:
+            mask = turns.near[r]
+        for f in range(4):
+            if mask >> f & 1:
+                out.append(r * 5 + 1 + f)
+    return tuple(out)

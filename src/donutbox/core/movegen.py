@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from .counter import Counter
 from .geometry import OFFSET, STRIDE, xy
+from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .policy import MatchRule
 
@@ -66,57 +67,78 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     # Any: the compiled core then hands the packed places to the dict look-up
     # as they are, instead of unboxing each one to a C integer and boxing it
     # again (a new int object: they are too big to be cached).
+    # (And ``lists.get`` / ``out.extend`` are written out, not bound to
+    # locals: the compiled core calls them as C functions.)
     places: Iterable[Any] = counter.places.values()
-    extend = out.extend
     for face in faces:
         table = tables.get(face)
         if table is None or len(table.lists) > _TABLE_LIMIT:
             table = tables[face] = _FaceTable(face, match)
-        get = table.lists.get
+        lists = table.lists
         for pk in places:
-            found = get(pk)
+            found = lists.get(pk)
             if found is None:
-                found = table.build(pk)
+                found = lists[pk] = table.build(pk)
             if found:
-                extend(found)
+                out.extend(found)
     return out
+
+
+def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
+    """``match.fits(face, key)`` as slots (``matching.SLOT_ROT`` /
+    ``SLOT_LOCK``), from the same memo tables as ``placements``."""
+    tables = _TABLES.get(match)
+    if tables is None:
+        tables = _TABLES[match] = {}
+    table = tables.get(face)
+    if table is None or len(table.lists) > _TABLE_LIMIT:
+        table = tables[face] = _FaceTable(face, match)
+    return table.slots(key)
 
 
 class _FaceTable:
     """Memo tables of one face under one matching rule (see the module doc)."""
 
-    __slots__ = ("face", "lists", "match", "moves", "options")
+    __slots__ = ("accept", "face", "lists", "moves", "options")
 
     def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
-        self.match = match
-        self.options: dict[int, tuple[tuple[int, str], ...]] = {}  # fits per requirement
+        self.accept = match.accept_table()
+        self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
         self.lists: dict[int, list[Move]] = {}
-        self.moves: dict[int, dict[tuple[int, str], Move]] = {}
+        #: Per position, its moves by slot (None: not made yet).
+        self.moves: dict[int, list[Move | None]] = {}
+
+    def slots(self, key: int) -> tuple[int, ...]:
+        options = self.options.get(key)
+        if options is None:
+            options = self.options[key] = fit_slots(self.face, key, self.accept)
+        return options
 
     def build(self, pk: int) -> list[Move]:
-        p = pk >> 16
+        """The moves of this face at a packed place (not yet in ``lists``)."""
         key = pk & 0xFFFF
         options = self.options.get(key)
         if options is None:
-            options = self.options[key] = self.match.fits(self.face, key)
+            options = self.options[key] = fit_slots(self.face, key, self.accept)
         if not options:
-            self.lists[pk] = _NONE
             return _NONE
+        p = pk >> 16
         made = self.moves.get(p)
         if made is None:
-            made = self.moves[p] = {}
-        found = []
-        for fit in options:
-            move = made.get(fit)
+            made = self.moves[p] = [None] * SLOTS
+        found: list[Move] = []
+        for slot in options:
+            move = made[slot]
             if move is None:
-                y, x = divmod(p, STRIDE)
-                move = made[fit] = _new_move(
-                    Move, (PLACE, self.face, x - OFFSET, y - OFFSET, fit[0], fit[1])
+                y = p // STRIDE
+                x = p - y * STRIDE - OFFSET
+                move = _new_move(
+                    Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot])
                 )
+                made[slot] = move
             found.append(move)
-        self.lists[pk] = found  # a list, never mutated
-        return found
+        return found  # the caller keeps it in ``lists``: a list, never mutated
 
 
 _NONE: Final[list[Move]] = []

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .cards import ROLL, ROTATIONS, rotate
 from .geometry import QUADRANT_NAMES, STRIDE, card_zone, cell_zone_offsets, xy
-from .matching import AGREE, Fit, lock_choices
+from .matching import AGREE, SLOT_LOCK, SLOT_ROT, Fit, fit_slots
 
 
 class MatchRule:
@@ -65,10 +64,9 @@ class MatchRule:
             return None
         return self.why_not(quads, agree, touched)
 
-    def _compute(self, face: str, requirement: int) -> tuple[Fit, ...]:
-        # Table-driven: this runs for every new (face, requirement) pair,
-        # which in a fresh process is several times per ply.  ``accepts`` is
-        # asked once per rule for all 256 (agree, touched) bit patterns.
+    def accept_table(self) -> tuple[bool, ...]:
+        """``accepts`` for all 256 (agree, touched) bit patterns, indexed by
+        ``agree | touched << 4`` (bit i: quadrant i); made once per rule."""
         table = self._table
         if table is None:
             table = self._table = tuple(
@@ -78,36 +76,15 @@ class MatchRule:
                 )
                 for bits in range(256)
             )
-        m0 = requirement & 15
-        m1 = (requirement >> 4) & 15
-        m2 = (requirement >> 8) & 15
-        m3 = requirement >> 12
-        touched = ((m0 > 0) | (m1 > 0) << 1 | (m2 > 0) << 2 | (m3 > 0) << 3) << 4
-        out: list[Fit] = []
-        for rot, quads in _turns(face):
-            agree = (
-                AGREE[quads[0]][m0]
-                | AGREE[quads[1]][m1] << 1
-                | AGREE[quads[2]][m2] << 2
-                | AGREE[quads[3]][m3] << 3
-            )
-            if not table[agree | touched]:
-                continue
-            if ROLL in quads:
-                out.extend((rot, lock) for lock in lock_choices(quads, (m0, m1, m2, m3)))
-            else:
-                out.append((rot, ""))
-        return tuple(out)
+        return table
 
-
-_TURNS: Final[dict[str, tuple[tuple[int, str], ...]]] = {}
-
-
-def _turns(face: str) -> tuple[tuple[int, str], ...]:
-    found = _TURNS.get(face)
-    if found is None:
-        found = _TURNS[face] = tuple((rot, rotate(face, rot)) for rot in ROTATIONS)
-    return found
+    def _compute(self, face: str, requirement: int) -> tuple[Fit, ...]:
+        # Table-driven (``matching.fit_slots``, compiled in the compiled
+        # core): this runs for every new (face, requirement) pair, which in
+        # a fresh process is several times per ply.
+        return tuple(
+            (SLOT_ROT[s], SLOT_LOCK[s]) for s in fit_slots(face, requirement, self.accept_table())
+        )
 
 
 class OneGoodMatch(MatchRule):

@@ -14,6 +14,8 @@ import random
 from .errors import IllegalMove
 from .game import Game
 from .geometry import xy
+from .matching import SLOT_LOCK, SLOT_ROT
+from .movegen import fit_slots_of
 from .moves import PLACE, Move
 
 TRIES = 8
@@ -28,14 +30,16 @@ def sample_move(game: Game, rng: random.Random) -> Move:
     tray = game.trays[to_move]
     if places and tray and not game.free:
         keys = list(places)
-        fits = game.rules.match_rule.fits
+        match = game.rules.match_rule
         for _ in range(TRIES):
             p = keys[rng.randrange(len(keys))]
             face = tray[rng.randrange(len(tray))]
-            options = fits(face, places[p] & 0xFFFF)
+            # ``match.fits`` as slots, from movegen's memo tables (the same
+            # choices in the same order: compiled, no call to the rule).
+            options = fit_slots_of(match, face, places[p] & 0xFFFF)
             if options:
-                rot, lock = options[rng.randrange(len(options))]
+                slot = options[rng.randrange(len(options))]
                 x, y = xy(p)
-                return Move(PLACE, face, x, y, rot, lock)
+                return Move(PLACE, face, x, y, SLOT_ROT[slot], SLOT_LOCK[slot])
     moves = game.legal_moves()
     return moves[rng.randrange(len(moves))]
