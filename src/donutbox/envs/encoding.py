@@ -580,8 +580,11 @@ class CentredLayout:
 
 
 #: The board's NW cell (x0, y0), occupied cells outside it, and the occupied
-#: cells' rows, columns (on the board) and packed codes (None when empty).
-Origin = tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None]
+#: cells' rows, columns (on the board) and packed codes (None when empty),
+#: and whether the occupied area comes near the board's edge.
+Origin = tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None, bool]
+_MIN: Final = np.minimum.reduce
+_MAX: Final = np.maximum.reduce
 
 
 def _cell_planes(players: int, board: int, me: int) -> np.ndarray:
@@ -625,25 +628,28 @@ class CentredEncoder:
         cells = counter.cells
         w = self.layout.board
         if not cells:
-            return -(w // 2), -(w // 2), 0, None, None, None
+            return -(w // 2), -(w // 2), 0, None, None, None, False
         count = len(cells)
         c = np.fromiter(cells.keys(), dtype=np.int64, count=count)
         codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
         rows = c >> 22  # STRIDE = 1 << 22
         cols = c & (STRIDE - 1)
-        r0, r1 = int(rows.min()), int(rows.max())
-        c0, c1 = int(cols.min()), int(cols.max())
+        r0, r1 = min(cells) >> 22, max(cells) >> 22  # packed cells sort by row first
+        c0, c1 = int(_MIN(cols)), int(_MAX(cols))
         # centre, on even coordinates so that Squared Away's grid stays put
         y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
         x0 = ((c0 + c1 + 1) // 2 - w // 2) & ~1
         rows -= y0
         cols -= x0
         lost = 0
-        if r1 - r0 >= w - 8 or c1 - c0 >= w - 8:  # near the edge: count exactly
+        # Not near the edge, the occupied area lies 3 or more cells inside
+        # the board on every side, and so does every open place.
+        near = r1 - r0 >= w - 8 or c1 - c0 >= w - 8
+        if near:  # count exactly
             inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
             lost = int(count - inside.sum())
             rows, cols, codes = rows[inside], cols[inside], codes[inside]
-        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes
+        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes, near
 
     def encode(
         self, view: PlayerView, turn: Turn | None = None, private: bool = True
@@ -685,7 +691,7 @@ class CentredEncoder:
         w = layout.board
         ww = w * w
         flat = obs[: layout.planes * ww]  # the board planes, flat: plane * W * W + row * W + col
-        x0, y0, lost, rows, cols, codes = self._origin(counter) if origin is None else origin
+        x0, y0, lost, rows, cols, codes, near = self._origin(counter) if origin is None else origin
         offr = y0 + OFFSET
         offc = x0 + OFFSET
         if rows is not None and cols is not None and codes is not None:
@@ -699,7 +705,7 @@ class CentredEncoder:
             bc = np.array(boxed, dtype=np.int64)
             br = (bc >> 22) - offr
             bk = (bc & (STRIDE - 1)) - offc
-            if lost:
+            if near:
                 ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
                 br, bk = br[ok], bk[ok]
             flat[(7 + n) * ww + br * w + bk] = 1.0
@@ -715,8 +721,8 @@ class CentredEncoder:
             block[:, 1] = pr / w
             block[:, 2] = pk / w
             block[:, 3:] = _BITS[[reqs[p] & 0xFFFF for p in turn.places]]
-            ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
-            if not ok.all():
+            if near:
+                ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
                 pr, pk = pr[ok], pk[ok]
             flat[(8 + n) * ww + pr * w + pk] = 1.0
         if turn.boxes:
