@@ -366,14 +366,8 @@ class PlacesCodec:
             for _, face in faces:
                 fits = memo.get(face)
                 if fits is None:
-                    fits = memo[face] = {}
-                try:
-                    columns.append(list(map(fits.__getitem__, keys)))
-                except KeyError:
-                    for key in keys:
-                        if key not in fits:
-                            fits[key] = _fit_bits(match, face, key)
-                    columns.append(list(map(fits.__getitem__, keys)))
+                    fits = memo[face] = _FitMemo(match, face)
+                columns.append(list(map(fits.__getitem__, keys)))
             if any(map(any, columns)):
                 placed = True
                 bits = np.array(columns, dtype=np.intp).T  # (n, faces)
@@ -433,16 +427,26 @@ class PlacesCodec:
 
 #: Per matching rule, per face, requirement -> the fitting (rotation, lock)
 #: choices as a 16-bit set (bit ``rot_index * 4 + lock``).
-_FITBITS: Final[dict[object, dict[str, dict[int, int]]]] = {}
+_FITBITS: Final[dict[object, dict[str, _FitMemo]]] = {}
 #: The 16 bits of every 16-bit set, as int8 rows (a mask's 16 choices of a slot).
 _BITS8: Final = ((np.arange(1 << 16)[:, None] >> np.arange(CHOICES)) & 1).astype(np.int8)
 
 
-def _fit_bits(match: MatchRule, face: str, key: int) -> int:
-    return sum(
-        1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
-        for rot, lock in match.fits(face, key)
-    )
+class _FitMemo(dict[int, int]):
+    """One face's requirement -> fitting choices as a 16-bit set, each
+    worked out (from the matching rule) the first time it is asked for."""
+
+    def __init__(self, match: MatchRule, face: str) -> None:
+        super().__init__()
+        self.match = match
+        self.face = face
+
+    def __missing__(self, key: int) -> int:
+        bits = self[key] = sum(
+            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+            for rot, lock in self.match.fits(self.face, key)
+        )
+        return bits
 
 
 class LegalActions(Mapping[int, Move]):
