@@ -141,22 +141,27 @@ class PlaceEvaluator:
     (tests/ai/test_fasteval.py compares them on every placement of many
     games), so the heuristic agent picks the same moves.
 
-    ``applies`` is False where this shortcut is not taken (then copy and
-    play): more than two players, a free game, or the Final Lap (where a
-    move can end the game).
+    In the Final Lap of two players every move is the last: the game's end
+    is redone too (open boxes to their majority holders, the tie-break
+    on boxes delivered), as ``Game._finish`` and ``fast_margin`` of a
+    finished game do.  ``applies`` is False where this shortcut is not
+    taken (then copy and play): more than two players, a free game, or a
+    Final Lap of more than one turn left.
     """
 
     def __init__(self, game: Game, player: int) -> None:
         self.game = game
         self.player = player
+        lap = game.final_lap_turns
         self.applies = (
-            len(game.names) == 2
-            and not game.free
-            and game.final_lap_turns is None
-            and game.to_move == player
+            len(game.names) == 2 and not game.free and lap in (None, 1) and game.to_move == player
         )
         if not self.applies:
             return
+        self._ends = lap is not None  # this move ends the game
+        delivered = game.boxes_delivered
+        self._d0 = delivered[0]
+        self._d1 = delivered[1]
         tray = game.trays[player]
         pile = len(game.piles[player])
         # the draw after the card leaves the tray (Game.play); the Final Lap
@@ -168,6 +173,7 @@ class PlaceEvaluator:
         scores = game.scores
         self._s0 = scores[0]
         self._s1 = scores[1]
+        self._delivered = (self._d0, self._d1)
         self._terms: dict[int, tuple[Run, int, float]] | None = None
         self._m6 = 0.0
         self._index: dict[int, int] = {}
@@ -176,14 +182,51 @@ class PlaceEvaluator:
     def margin(self, move: Move) -> float:
         """``fast_margin`` for ``player`` after the (legal) placement ``move``."""
         p = cell(move.x, move.y)
+        if self._ends:
+            return self._last(p, move)
         counter, s0, s1 = self._place(p, move)
         e0, e1 = self._scores(counter, p, s0, s1)
         return e0 - e1 if self.player == 0 else e1 - e0
 
+    def _last(self, p: int, move: Move) -> float:
+        """``fast_margin`` after a placement that ends the game."""
+        _, s0, s1, d0, d1 = self._end(p, move)
+        if self.player == 0:
+            mine, others, dm, do = float(s0), float(s1), d0, d1
+        else:
+            mine, others, dm, do = float(s1), float(s0), d1, d0
+        mine += 0.01 * dm
+        others += 0.01 * do
+        return mine - others
+
+    def _end(self, p: int, move: Move) -> tuple[Counter, int, int, int, int]:
+        """The placement, then the end scoring (``Game._finish``): scores
+        and boxes delivered."""
+        counter, s0, s1 = self._place(p, move)
+        d0, d1 = self._delivered
+        runs = counter.runs
+        for rid in counter.box_ids:
+            r = runs[rid]
+            h0 = r.held[0]
+            h1 = r.held[1]
+            best = h0 if h0 > h1 else h1
+            if best == 0:
+                continue
+            points = r.points
+            if h0 == best:
+                s0 += points
+            if h1 == best:
+                s1 += points
+        return counter, s0, s1, d0, d1
+
     def gain(self, move: Move) -> float:
         """The points ``player`` scores with the (legal) placement ``move``
         (``g.scores[player] - game.scores[player]`` after playing it on a copy)."""
-        _, s0, s1 = self._place(cell(move.x, move.y), move)
+        p = cell(move.x, move.y)
+        if self._ends:
+            s0, s1 = self._end(p, move)[1:3]
+        else:
+            s0, s1 = self._place(p, move)[1:]
         return float(s0 - self._s0) if self.player == 0 else float(s1 - self._s1)
 
     def estimate(self, move: Move) -> float:
@@ -194,6 +237,8 @@ class PlaceEvaluator:
         differs from it only by rounding: each sum has at most a few hundred
         terms of at most a few hundred points, an error below 1e-10."""
         p = cell(move.x, move.y)
+        if self._ends:
+            return self._last(p, move)
         counter, s0, s1 = self._place(p, move)
         if self._terms is None:
             self._setup()
@@ -241,12 +286,15 @@ class PlaceEvaluator:
         return e0 - e1 if self.player == 0 else e1 - e0
 
     def _place(self, p: int, move: Move) -> tuple[Counter, int, int]:
-        """The counter after the placement and the banked scores."""
+        """The counter after the placement and the banked scores (the boxes
+        delivered by it in ``_delivered``)."""
         me = self.player
         counter = self.game.counter.copy()
         sealed = counter.place(p, card_codes(move, me))
         s0 = self._s0
         s1 = self._s1
+        d0 = self._d0
+        d1 = self._d1
         for r in sealed:
             if len(r.cells) < 3:
                 continue
@@ -254,8 +302,10 @@ class PlaceEvaluator:
             if self._closers:
                 if me == 0:
                     s0 += points
+                    d0 += 1
                 else:
                     s1 += points
+                    d1 += 1
                 continue
             h0 = r.held[0]
             h1 = r.held[1]
@@ -264,8 +314,11 @@ class PlaceEvaluator:
                 continue
             if h0 == best:
                 s0 += points
+                d0 += 1
             if h1 == best:
                 s1 += points
+                d1 += 1
+        self._delivered = (d0, d1)
         return counter, s0, s1
 
     def _setup(self) -> None:
