@@ -638,7 +638,7 @@ class CentredEncoder:
         codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
         rows = c >> 22  # STRIDE = 1 << 22
         cols = c & (STRIDE - 1)
-        r0, r1 = min(cells) >> 22, max(cells) >> 22  # packed cells sort by row first
+        r0, r1 = int(_MIN(rows)), int(_MAX(rows))
         c0, c1 = int(_MIN(cols)), int(_MAX(cols))
         # centre, on even coordinates so that Squared Away's grid stays put
         y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
