@@ -104,4 +104,15 @@ def test_place_evaluator_equals_playing_the_placement(rules: donutbox.Rules) -> 
             rng.setstate(state)
             best = [m for v, m in ranked if v == ranked[0][0]]
             assert best_moves(view, moves, rng) == best
+            # and rank_moves (which MCTS reads) gives every move the value
+            # of copying the sampled world and playing the move
+            rng.setstate(state)
+            world = sample_world(view, rng)
+            played = []
+            for move in moves:
+                after = world.copy()
+                after.play(move)
+                played.append((fast_margin(after, me), move))
+            played.sort(key=lambda vm: -vm[0])
+            assert ranked == played
     assert checked > 300 and last > 0
