@@ -15,13 +15,22 @@ would).  Rounds are interleaved and the best round is kept.
   ``random``, ``greedy`` and ``heuristic``.
 - OpenSpiel: ``connect_four`` (C++) and ``python_donutbox``; a step is one
   ``legal_actions()`` + ``apply_action()`` (chance nodes included).
+
+``--parts`` instead times the parts of a step (CPU microseconds per step,
+``time.thread_time`` around each function, so the totals include a little
+timer overhead): the PettingZoo step under random play and the Gymnasium
+step against ``heuristic``, each after a warm-up run of the same games
+(the memos of fitting cards filled, as in a long training run and in the
+benchmark's later rounds).  ``rest`` is the step minus the parts named.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -84,12 +93,91 @@ def spiel_steps(name: str, steps: int) -> float:
     return steps / (time.process_time() - t)
 
 
+@contextmanager
+def timed(parts: dict[str, tuple[Any, str]], spent: dict[str, float]) -> Iterator[None]:
+    """Wrap each ``(owner, attribute)`` of ``parts`` to add its CPU time to
+    ``spent[name]`` (undone on exit)."""
+    saved = []
+    for name, (owner, attr) in parts.items():
+        f = getattr(owner, attr)
+        saved.append((owner, attr, f))
+
+        def wrapper(*a: Any, _f: Any = f, _name: str = name, **k: Any) -> Any:
+            t = time.thread_time()
+            try:
+                return _f(*a, **k)
+            finally:
+                spent[_name] += time.thread_time() - t
+
+        setattr(owner, attr, wrapper)
+    try:
+        yield
+    finally:
+        for owner, attr, f in saved:
+            setattr(owner, attr, f)
+
+
+def step_parts(steps: int) -> None:
+    """Print where a step's time goes (see the module doc)."""
+    from donutbox.ai import simple
+    from donutbox.core.counter import Counter
+    from donutbox.core.game import Game
+    from donutbox.envs import aec_env, encoding, gym_env, observation
+
+    def show(title: str, total: float, spent: dict[str, float], n: int) -> None:
+        print(f"{title}: {1e6 * total / n:,.1f} us a step")
+        for name, t in spent.items():
+            print(f"  {name:<44} {1e6 * t / n:8.1f}")
+        print(f"  {'rest':<44} {1e6 * (total - sum(spent.values())) / n:8.1f}")
+
+    aec_steps(aec_env, steps)  # warm the memos
+    aec: dict[str, tuple[Any, str]] = {
+        "Game.play (the engine)": (Game, "play"),
+        "candidate lists (PlacesCodec.turn)": (encoding.PlacesCodec, "turn"),
+        "legal actions + mask (legal_actions)": (encoding.PlacesCodec, "legal_actions"),
+        "bounding box (Encoder.origin)": (encoding.Encoder, "origin"),
+        "board planes + candidates (_board)": (encoding.CentredEncoder, "_board"),
+        "features (features_from_game)": (observation.ObservationEncoder, "features_from_game"),
+        "the benchmark's sampling (np.flatnonzero)": (np, "flatnonzero"),
+    }
+    spent = dict.fromkeys(aec, 0.0)
+    with timed(aec, spent):
+        t = time.thread_time()
+        aec_steps(aec_env, steps)
+        total = time.thread_time() - t
+    show("PettingZoo AEC, random play", total, spent, steps)
+
+    gym: dict[str, tuple[Any, str]] = {
+        "Counter.place (the engine, in the heuristic)": (Counter, "place"),
+        "heuristic's move (HeuristicAgent.choose)": (simple.HeuristicAgent, "choose"),
+        "Game.view (the opponent's view)": (Game, "view"),
+        "observation, legal actions (Encoder.observe)": (encoding.Encoder, "observe"),
+        "info: mask, overflow (DonutboxEnv._info)": (gym_env.DonutboxEnv, "_info"),
+    }
+    n = max(steps // 10, 50)
+    gym_steps("heuristic", n)  # warm the memos on these games
+    spent = dict.fromkeys(gym, 0.0)
+    with timed(gym, spent):
+        t = time.thread_time()
+        gym_steps("heuristic", n)
+        total = time.thread_time() - t
+    place = spent.pop("Counter.place (the engine, in the heuristic)")
+    spent["heuristic's move (HeuristicAgent.choose)"] -= place
+    spent = {"heuristic: Counter.place (the engine)": place, **spent}
+    spent["heuristic: the rest of its move"] = spent.pop("heuristic's move (HeuristicAgent.choose)")
+    show("Gymnasium vs heuristic", total, spent, n)
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--slow-steps", type=int, default=300, help="steps vs greedy/heuristic")
+    ap.add_argument("--parts", action="store_true", help="where a step's time goes instead")
     args = ap.parse_args(argv)
+    if args.parts:
+        step_parts(args.steps)
+        return {}
     from pettingzoo.classic import connect_four_v3
 
     from donutbox.envs import aec_env

@@ -53,6 +53,7 @@ from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, OWNER_SHIFT, ROLL_BIT, C
 from ..core.game import Game
 from ..core.geometry import OFFSET, STRIDE
 from ..core.moves import BOX, PASS, PLACE, SWAP, Move
+from ..core.policy import MatchRule
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
 from .codec import ActionCodec, _face, _index, _slot  # one tray/index reading for both encodings
@@ -351,30 +352,31 @@ class PlacesCodec:
             if face not in seen:
                 seen.add(face)
                 faces.append((i, face))
-        memo = _FITBITS.setdefault(match, {})
+        memo = _FITBITS.get(match)
+        if memo is None:
+            memo = _FITBITS[match] = {}
         n = len(turn.places)
-        bits = np.zeros((self.places, TRAY_SLOTS), dtype=np.int64)
+        mask = np.zeros(self.size, dtype=np.int8)
         placed = False
         if n and faces:
-            shape = tuple(f for _, f in faces)
-            slots = [i for i, _ in faces]
-            rows = []
-            for p in turn.places:
-                key = places[p] & 0xFFFF
-                v = memo.get((shape, key))
-                if v is None:
-                    v = memo[(shape, key)] = tuple(
-                        sum(
-                            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
-                            for rot, lock in match.fits(face, key)
-                        )
-                        for face in shape
-                    )
-                rows.append(v)
-            bits[:n, slots] = rows
-            placed = bool(bits.any())
-        mask = np.zeros(self.size, dtype=np.int8)
-        mask[: self.box_base] = ((bits[:, :, None] >> _SHIFTS) & 1).reshape(-1)
+            # Per distinct face, the fitting (rotation, lock) choices of every
+            # candidate place as a 16-bit set, read from a per-face memo.
+            keys = [places[p] & 0xFFFF for p in turn.places]
+            columns = []
+            for _, face in faces:
+                fits = memo.get(face)
+                if fits is None:
+                    fits = memo[face] = _FitMemo(match, face)
+                columns.append(list(map(fits.__getitem__, keys)))
+            if any(map(any, columns)):
+                placed = True
+                bits = np.array(columns, dtype=np.intp).T  # (n, faces)
+                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
+                f = len(faces)
+                if faces[-1][0] == f - 1:  # the faces are slots 0 .. f-1
+                    block[:n, :f] = _BITS8[bits]
+                else:
+                    block[:n, [i for i, _ in faces]] = _BITS8[bits]
         lost = 0
         if turn.lost_places:
             # open places beyond K: count (never build) their legal placements
@@ -385,6 +387,7 @@ class PlacesCodec:
             placed = placed or lost > 0
         runs = counter.runs
         box_index = turn.box_index
+        boxable = []
         for rid in counter.box_ids:
             r = runs[rid]
             if 2 * r.held[me] >= len(r.cells):
@@ -392,7 +395,9 @@ class PlacesCodec:
                 if b is None:
                     lost += 1
                 else:
-                    mask[self.box_base + b] = 1
+                    boxable.append(self.box_base + b)
+        if boxable:
+            mask[boxable] = 1
         if not placed:
             if game.piles[me]:
                 for i, _ in faces:
@@ -420,10 +425,28 @@ class PlacesCodec:
         return out
 
 
-#: Per matching rule, (distinct tray faces, requirement) -> per face the
-#: fitting (rotation, lock) choices as a 16-bit set (bit ``rot_index * 4 + lock``).
-_FITBITS: Final[dict[object, dict[tuple[tuple[str, ...], int], tuple[int, ...]]]] = {}
-_SHIFTS: Final = np.arange(CHOICES, dtype=np.int64)
+#: Per matching rule, per face, requirement -> the fitting (rotation, lock)
+#: choices as a 16-bit set (bit ``rot_index * 4 + lock``).
+_FITBITS: Final[dict[object, dict[str, _FitMemo]]] = {}
+#: The 16 bits of every 16-bit set, as int8 rows (a mask's 16 choices of a slot).
+_BITS8: Final = ((np.arange(1 << 16)[:, None] >> np.arange(CHOICES)) & 1).astype(np.int8)
+
+
+class _FitMemo(dict[int, int]):
+    """One face's requirement -> fitting choices as a 16-bit set, each
+    worked out (from the matching rule) the first time it is asked for."""
+
+    def __init__(self, match: MatchRule, face: str) -> None:
+        super().__init__()
+        self.match = match
+        self.face = face
+
+    def __missing__(self, key: int) -> int:
+        bits = self[key] = sum(
+            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+            for rot, lock in self.match.fits(self.face, key)
+        )
+        return bits
 
 
 class LegalActions(Mapping[int, Move]):
@@ -560,6 +583,34 @@ class CentredLayout:
         return low, high
 
 
+#: The board's NW cell (x0, y0), occupied cells outside it, and the occupied
+#: cells' rows, columns (on the board) and packed codes (None when empty),
+#: and whether the occupied area comes near the board's edge.
+Origin = tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None, bool]
+_MIN: Final = np.minimum.reduce
+_MAX: Final = np.maximum.reduce
+
+
+def _cell_planes(players: int, board: int, me: int) -> np.ndarray:
+    """Per packed cell code (``counter.py``), the flat offsets of its four
+    planes seen by seat ``me``: flavour, roll, delivered, owner (a plane that
+    does not apply repeats the flavour's, so one write sets them all)."""
+    ww = board * board
+    table = np.zeros((128, 4), dtype=np.intp)
+    for code in range(128):
+        flavour = code & FLAVOUR_BITS
+        owner = (code >> OWNER_SHIFT) - 1
+        if owner >= players:
+            continue
+        table[code] = (
+            flavour * ww,
+            (4 if code & ROLL_BIT else flavour) * ww,
+            (5 if code & DELIVERED_BIT else flavour) * ww,
+            (6 if owner < 0 else 7 + (owner - me) % players) * ww,
+        )
+    return table
+
+
 class CentredEncoder:
     """Observations of the ``places`` encoding (module doc), from a view or
     from a game and a seat (reading only what that seat's view holds)."""
@@ -570,37 +621,39 @@ class CentredEncoder:
         self.codec = codec
         self.layout = CentredLayout(players, board, codec.places, codec.boxes)
         self._features = ObservationEncoder(players, 0)
+        self._cell_planes = [_cell_planes(players, board, me) for me in range(players)]
 
     def origin(self, counter: Counter) -> tuple[int, int, int]:
         """The window's NW cell (x0, y0) and how many occupied cells fall
         outside it (0 unless the play spreads wider than the board)."""
         return self._origin(counter)[:3]
 
-    def _origin(
-        self, counter: Counter
-    ) -> tuple[int, int, int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    def _origin(self, counter: Counter) -> Origin:
         cells = counter.cells
         w = self.layout.board
         if not cells:
-            return -(w // 2), -(w // 2), 0, None, None, None
+            return -(w // 2), -(w // 2), 0, None, None, None, False
         count = len(cells)
         c = np.fromiter(cells.keys(), dtype=np.int64, count=count)
         codes = np.fromiter(cells.values(), dtype=np.int64, count=count)
         rows = c >> 22  # STRIDE = 1 << 22
         cols = c & (STRIDE - 1)
-        r0, r1 = int(rows.min()), int(rows.max())
-        c0, c1 = int(cols.min()), int(cols.max())
+        r0, r1 = int(_MIN(rows)), int(_MAX(rows))
+        c0, c1 = int(_MIN(cols)), int(_MAX(cols))
         # centre, on even coordinates so that Squared Away's grid stays put
         y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
         x0 = ((c0 + c1 + 1) // 2 - w // 2) & ~1
         rows -= y0
         cols -= x0
         lost = 0
-        if r1 - r0 >= w - 8 or c1 - c0 >= w - 8:  # near the edge: count exactly
+        # Not near the edge, the occupied area lies 3 or more cells inside
+        # the board on every side, and so does every open place.
+        near = r1 - r0 >= w - 8 or c1 - c0 >= w - 8
+        if near:  # count exactly
             inside = (rows >= 0) & (rows < w) & (cols >= 0) & (cols < w)
             lost = int(count - inside.sum())
             rows, cols, codes = rows[inside], cols[inside], codes[inside]
-        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes
+        return x0 - OFFSET, y0 - OFFSET, lost, rows, cols, codes, near
 
     def encode(
         self, view: PlayerView, turn: Turn | None = None, private: bool = True
@@ -616,40 +669,50 @@ class CentredEncoder:
         return obs, lost
 
     def encode_game(
-        self, game: Game, seat: int, turn: Turn | None = None
+        self, game: Game, seat: int, turn: Turn | None = None, origin: Origin | None = None
     ) -> tuple[np.ndarray, int]:
         """``encode(game.view(seat))`` without building the view: reads the
-        counter, the seat's own tray and public counts only."""
+        counter, the seat's own tray and public counts only (``origin``:
+        ``_origin(game.counter)`` if the caller has it)."""
         if turn is None:
             turn = self.codec.turn(game.counter, game.trays[seat])
         obs = np.zeros(self.layout.size, dtype=np.float32)
-        lost = self._board(obs, game.counter, seat, turn)
+        lost = self._board(obs, game.counter, seat, turn, origin)
         feats = obs[self.layout.slices["features"]]
         self._features.features_from_game(feats, game, seat)
         return obs, lost
 
-    def _board(self, obs: np.ndarray, counter: Counter, me: int, turn: Turn) -> int:
+    def _board(
+        self,
+        obs: np.ndarray,
+        counter: Counter,
+        me: int,
+        turn: Turn,
+        origin: Origin | None = None,
+    ) -> int:
         layout = self.layout
         n = layout.players
         w = layout.board
-        board = obs[layout.slices["board"]].reshape(layout.board_shape)
-        x0, y0, lost, rows, cols, codes = self._origin(counter)
+        ww = w * w
+        flat = obs[: layout.planes * ww]  # the board planes, flat: plane * W * W + row * W + col
+        x0, y0, lost, rows, cols, codes, near = self._origin(counter) if origin is None else origin
         offr = y0 + OFFSET
         offc = x0 + OFFSET
         if rows is not None and cols is not None and codes is not None:
-            board[codes & FLAVOUR_BITS, rows, cols] = 1.0
-            board[4, rows, cols] = (codes & ROLL_BIT) != 0
-            board[5, rows, cols] = (codes & DELIVERED_BIT) != 0
-            owner = (codes >> OWNER_SHIFT) - 1
-            board[np.where(owner < 0, 6, 7 + (owner - me) % n), rows, cols] = 1.0
+            # one write: each cell's four planes (flavour, roll, delivered,
+            # owner; a plane that does not apply repeats the flavour's)
+            planes = self._cell_planes[me]
+            flat[(planes[codes] + (rows * w + cols)[:, None]).ravel()] = 1.0
         runs = counter.runs
         if counter.box_ids:
             boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
             bc = np.array(boxed, dtype=np.int64)
             br = (bc >> 22) - offr
             bk = (bc & (STRIDE - 1)) - offc
-            ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
-            board[7 + n, br[ok], bk[ok]] = 1.0
+            if near:
+                ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
+                br, bk = br[ok], bk[ok]
+            flat[(7 + n) * ww + br * w + bk] = 1.0
         if turn.places:
             places = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)
             count = len(turn.places)
@@ -657,30 +720,32 @@ class CentredEncoder:
             pr = (pc >> 22) - offr
             pk = (pc & (STRIDE - 1)) - offc
             reqs = counter.places
-            keys = np.fromiter((reqs[p] & 0xFFFF for p in turn.places), np.int64, count)
-            places[:count, 0] = 1.0
-            places[:count, 1] = pr / w
-            places[:count, 2] = pk / w
-            places[:count, 3:] = _BITS[keys]
-            ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
-            board[8 + n, pr[ok], pk[ok]] = 1.0
+            block = places[:count]
+            block[:, 0] = 1.0
+            block[:, 1] = pr / w
+            block[:, 2] = pk / w
+            block[:, 3:] = _BITS[[reqs[p] & 0xFFFF for p in turn.places]]
+            if near:
+                ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
+                pr, pk = pr[ok], pk[ok]
+            flat[(8 + n) * ww + pr * w + pk] = 1.0
         if turn.boxes:
             boxes = obs[layout.slices["boxes"]].reshape(layout.boxes, box_features(n))
             run_of = counter.run_of
+            seats = [(me + k) % n for k in range(n)]
             table = []
             for first in turn.boxes:
                 run = runs[run_of[first]]
                 held = run.held
-                table.append(
-                    (
-                        1.0,
-                        ((first >> 22) - offr) / w,
-                        ((first & (STRIDE - 1)) - offc) / w,
-                        len(run.cells) / 10,
-                        1.0 if run.rolls else 0.0,
-                        *[held[(me + k) % n] / 10 for k in range(n)],
-                    )
-                )
+                row = [
+                    1.0,
+                    ((first >> 22) - offr) / w,
+                    ((first & (STRIDE - 1)) - offc) / w,
+                    len(run.cells) / 10,
+                    1.0 if run.rolls else 0.0,
+                ]
+                row += [held[p] / 10 for p in seats]
+                table.append(row)
             boxes[: len(table)] = table
         return lost
 
@@ -733,6 +798,11 @@ class Encoder:
         self._turn: Turn | None = None
         self._legal: Mapping[int, Move] = {}
         self._lost = 0
+        # the last origin (``CentredEncoder._origin``), with the game it is of
+        # (held, so that its id is not reused) and the ply
+        self._origin_game: Game | None = None
+        self._origin_ply = -1
+        self._origin: Origin | None = None
 
     def _refresh(self, game: Game) -> None:
         key = (id(game), game.ply, -1 if game.finished else (game.to_move or 0))
@@ -771,7 +841,7 @@ class Encoder:
     def lost_cells(self, game: Game) -> int:
         """Occupied cells the board cannot show (0 in every measured game)."""
         if isinstance(self.codec, PlacesCodec):
-            return self.centred.origin(game.counter)[2]
+            return self.origin(game)[2]
         lo, w = -(self.board // 2), self.board
         lost = 0
         for c in game.counter.cells:
@@ -779,6 +849,16 @@ class Encoder:
             if not (lo <= row - OFFSET < lo + w and lo <= col - OFFSET < lo + w):
                 lost += 1
         return lost
+
+    def origin(self, game: Game) -> Origin:
+        """``CentredEncoder._origin`` of the game's counter, cached per ply
+        (a move is the only way the counter changes)."""
+        ply = len(game.history)
+        if game is not self._origin_game or ply != self._origin_ply or self._origin is None:
+            self._origin = self.centred._origin(game.counter)
+            self._origin_game = game
+            self._origin_ply = ply
+        return self._origin
 
     def overflow(self, game: Game, seat: int) -> dict[str, int]:
         """What this position's encoding could not show or name (all 0 in
@@ -801,7 +881,7 @@ class Encoder:
         if isinstance(self.codec, PlacesCodec):
             self._refresh(game)
             turn = self._turn if game.to_move == seat and self._turn is not None else None
-            return self.centred.encode_game(game, seat, turn)[0]
+            return self.centred.encode_game(game, seat, turn, self.origin(game))[0]
         return self.window_encoder.encode(game.view(seat))
 
     def mask(self, game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:

@@ -45,7 +45,6 @@ only ever receives a view.
 
 from __future__ import annotations
 
-from collections import Counter as Multiset
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -219,31 +218,36 @@ class ObservationEncoder:
     def features_from_game(self, feats: np.ndarray, game: Game, me: int) -> None:
         """``features_into(feats, game.view(me))`` without building the view:
         only the seat's own tray, public counts and the multisets of the
-        cards ``me`` has not seen (never their order or whose tray) are read."""
-        layout = self.layout
-        n = layout.players
-        s = layout.feature_slices
+        cards ``me`` has not seen (never their order or whose tray) are read.
+        Everything after the tray is written at once (its parts are
+        contiguous, in the module doc's order)."""
+        n = self.layout.players
+        s = self.layout.feature_slices
         self._tray(feats[s["tray"]], game.trays[me])
         seats = [(me + k) % n for k in range(n)]
         to_move = game.to_move
+        values = [0.0] * n
         if to_move is not None and not game.finished:
-            feats[s["to_move"].start + (to_move - me) % n] = 1.0
+            values[(to_move - me) % n] = 1.0
         scores = game.scores
         delivered = game.boxes_delivered
         trays, piles = game.trays, game.piles
-        feats[s["scores"]] = [scores[p] for p in seats]
-        feats[s["delivered"]] = [delivered[p] for p in seats]
-        feats[s["tray_sizes"]] = [len(trays[p]) for p in seats]
-        feats[s["pile_sizes"]] = [len(piles[p]) for p in seats]
-        if not game.free:
-            unseen = feats[s["unseen"]].reshape(n, len(LETTERS))
-            for k, p in enumerate(seats):
-                unseen[k] = _letters(piles[p]) if p == me else _letters(piles[p], trays[p])
+        values += [scores[p] for p in seats]
+        values += [delivered[p] for p in seats]
+        values += [len(trays[p]) for p in seats]
+        values += [len(piles[p]) for p in seats]
+        if game.free:
+            values += [0] * (len(LETTERS) * n)
+        else:
+            for p in seats:
+                faces = "".join(piles[p]) if p == me else "".join(piles[p]) + "".join(trays[p])
+                values += [faces.count(ch) for ch in LETTERS]
         lap = game.final_lap_turns
-        feats[s["final_lap"]] = 0.0 if lap is None else 1.0
-        feats[s["final_lap_turns"]] = 0.0 if lap is None else float(lap)
-        feats[s["swap_streak"]] = game.swap_streak
-        feats[s["cards_left"]] = game.cards_left
+        values.append(0.0 if lap is None else 1.0)
+        values.append(0.0 if lap is None else float(lap))
+        values.append(game.swap_streak)
+        values.append(game.cards_left)
+        feats[s["to_move"].start : s["cards_left"].stop] = values
 
     def encode_tray_only(self, tray: Sequence[str]) -> np.ndarray:
         """An observation with nothing but a tray (before the start card is
@@ -255,38 +259,40 @@ class ObservationEncoder:
 
     @staticmethod
     def _tray(out: np.ndarray, tray: Sequence[str]) -> None:
-        grid = out.reshape(TRAY_SLOTS, 4 * len(LETTERS))
+        """One-hot the tray into ``out`` (zeros): slot x quadrant x letter."""
+        width = 4 * len(LETTERS)
+        ones: list[int] = []
         for slot, face in enumerate(tray[:TRAY_SLOTS]):
-            row = _FACE_GRID.get(face)
-            if row is None:
-                row = np.zeros(4 * len(LETTERS), dtype=np.float32)
-                for q, ch in enumerate(face):
-                    i = _LETTER.get(ch)
-                    if i is not None:  # an unknown card ("????") stays all zero
-                        row[q * len(LETTERS) + i] = 1.0
-                _FACE_GRID[face] = row
-            grid[slot] = row
+            at = _FACE_ONES.get(face)
+            if at is None:
+                at = _FACE_ONES[face] = tuple(
+                    q * len(LETTERS) + _LETTER[ch] for q, ch in enumerate(face) if ch in _LETTER
+                )  # an unknown card ("????") stays all zero
+            base = slot * width
+            ones += [base + i for i in at]
+        if ones:
+            out[ones] = 1.0
 
 
-_FACE_GRID: dict[str, np.ndarray] = {}
+#: Per face, the entries of its tray row that are 1 (quadrant x letter).
+_FACE_ONES: dict[str, tuple[int, ...]] = {}
 _FACE_LETTERS: dict[str, tuple[int, ...]] = {}
 
 
 def _letters(*groups: Sequence[str]) -> list[int]:
     """C, S, H, B, R counts over the faces of ``groups`` (unknown faces count nothing)."""
-    counts: Multiset[str] = Multiset()
-    for faces in groups:
-        counts.update(faces)
     c = s = h = b = r = 0
-    for face, k in counts.items():
-        v = _FACE_LETTERS.get(face)
-        if v is None:
-            v = _FACE_LETTERS[face] = tuple(face.count(ch) for ch in LETTERS)
-        c += k * v[0]
-        s += k * v[1]
-        h += k * v[2]
-        b += k * v[3]
-        r += k * v[4]
+    memo = _FACE_LETTERS
+    for faces in groups:
+        for face in faces:
+            v = memo.get(face)
+            if v is None:
+                v = memo[face] = tuple(face.count(ch) for ch in LETTERS)
+            c += v[0]
+            s += v[1]
+            h += v[2]
+            b += v[3]
+            r += v[4]
     return [c, s, h, b, r]
 
 
