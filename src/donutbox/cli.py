@@ -522,7 +522,7 @@ def cmd_balance(args: argparse.Namespace) -> int:
         return _cmd_sweep(args)
     if args.skill:
         raise UsageError("--skill goes with --sweep")
-    from .lab.balance import finished_grid, run_balance, small_sample_warning, write_report
+    from .lab.balance import run_balance, small_sample_warning, write_report
     from .lab.sim import Interrupted
 
     agents = _agent_list(args.players)
@@ -553,21 +553,7 @@ def cmd_balance(args: argparse.Namespace) -> int:
                     cluster=cluster,
                 )
     except Interrupted as stopped:
-        code = _interrupted("balance", stopped, args.out)
-        if args.out and stopped.results:
-            # The report of the games that finished (the interleaved play
-            # order gives every rule combination about as many).
-            path = write_report(
-                finished_grid(stopped.results),
-                agents,
-                Path(args.out),
-                args.seed,
-                _budget_text(args, agents),
-                args.deck or "",
-                asked=args.games,
-            )
-            warn("balance", f"wrote {printable(str(path))} of the games that finished")
-        return code
+        return _interrupted("balance", stopped, args.out)
     finally:
         if log is not None:
             log.close()

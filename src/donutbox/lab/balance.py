@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Rules
 from ..core.decks import Composition
+from ..usage import plural
 from .match import GameResult
 from .sim import GameSpec, run_specs, specs, summarize
 from .stats import wilson
@@ -126,6 +127,26 @@ def result_from_record(record: dict[str, Any], seconds: float = 0.0) -> GameResu
         ended_by=game.ended_by or "",
         record=record,
     )
+
+
+def report_stopped_run(
+    out: Path, agents: list[str], seed: int, asked: int, budget: str = ""
+) -> Path:
+    """``balance.md`` (and its plots) in ``out`` of the games that a stopped
+    ``donutbox balance --out OUT`` kept there (its ``records.jsonl`` and
+    ``games.csv``); ``asked``: its ``--games``."""
+    import csv
+    import json
+
+    with (out / "games.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with (out / "records.jsonl").open(encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh]
+    results = {
+        int(row["game"]): result_from_record(record, float(row["seconds"]))
+        for row, record in zip(rows, records, strict=True)
+    }
+    return write_report(finished_grid(results), agents, out, seed, budget, asked=asked)
 
 
 def small_sample_warning(games: int) -> str:
@@ -270,7 +291,7 @@ def write_report(
         lo, hi = f["first_ci"]
         b = f["boxes"]
         lines.append(
-            f"| {v.label()}{'' if asked is None else ' (' + str(f['games']) + ' games)'} | "
+            f"| {v.label()}{'' if asked is None else ' (' + plural(f['games'], 'game') + ')'} | "
             f"{f['first_player_win']:.1%} ({lo:.1%}-{hi:.1%}) | "
             f"{f['plies']:.1f} | "
             f"{b['sealed']:.1f} / {b['boxed']:.1f} / {b['end']:.1f} | {f['points']:.1f} | "
