@@ -60,15 +60,18 @@ def _rows(folder: Path) -> list[list[str]]:
 
 
 def _runs(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, common: list[str], scheduler: str
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    common: list[str],
+    scheduler: str,
+    jobs: tuple[int, ...] = (1, 2),
 ) -> dict[str, tuple[str, str]]:
-    """The command on the cluster, with --jobs 1 and with --jobs 2: each
-    one's (stdout, stderr), its files in tmp_path / name."""
+    """The command on the cluster and with each --jobs: each one's (stdout,
+    stderr), its files in tmp_path / name (cluster, jobs1, jobs2)."""
     outs = {}
     for name, how in (
         ("cluster", ["--cluster", scheduler]),
-        ("jobs1", ["--jobs", "1"]),
-        ("jobs2", ["--jobs", "2"]),
+        *((f"jobs{n}", ["--jobs", str(n)]) for n in jobs),
     ):
         code = main([*common, *how, "--out", str(tmp_path / name)])
         out, err = capsys.readouterr()
@@ -122,19 +125,19 @@ def test_sweep_on_a_cluster_gives_the_same_report_as_jobs(
         *("balance", "--sweep", "rolls=4,8", "--players", "random,random", "--games", "2"),
         *("--skill", "greedy,random", "--skill-games", "2", "--seed", "3"),
     ]
-    _runs(capsys, tmp_path, common, scheduler)
+    _runs(capsys, tmp_path, common, scheduler, jobs=(1,))
     base = tmp_path / "jobs1"
     assert len(_rows(base)) == 9  # 2 points x (2 self-play + 2 skill games)
-    for name in ("cluster", "jobs2"):
-        assert _rows(tmp_path / name) == _rows(base)
-        assert (tmp_path / name / "sweep.md").read_bytes() == (base / "sweep.md").read_bytes()
-        figures = [json.loads((tmp_path / n / "sweep.json").read_text()) for n in (name, "jobs1")]
-        for f in figures:  # the mean wall time of a game differs from run to run
-            for point in f["points"]:
-                point.pop("seconds_per_game")
-                for s in point["skill"].values():
-                    s.pop("seconds_per_game")
-        assert figures[0] == figures[1]
+    cluster = tmp_path / "cluster"
+    assert _rows(cluster) == _rows(base)
+    assert (cluster / "sweep.md").read_bytes() == (base / "sweep.md").read_bytes()
+    figures = [json.loads((folder / "sweep.json").read_text()) for folder in (cluster, base)]
+    for f in figures:  # the mean wall time of a game differs from run to run
+        for point in f["points"]:
+            point.pop("seconds_per_game")
+            for s in point["skill"].values():
+                s.pop("seconds_per_game")
+    assert figures[0] == figures[1]
 
 
 def test_ctrl_c_on_a_local_cluster_keeps_the_games_that_finished(tmp_path: Path) -> None:
