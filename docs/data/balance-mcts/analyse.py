@@ -38,9 +38,8 @@ def main() -> None:
     records = [json.loads(line) for line in (HERE / "records.jsonl").open()]
     results = [result_from_record(rec) for rec in records]
     assert len(rows) == len(results)
-    cpu = [float(r["seconds"]) for r in rows]
-    print(f"games: {len(results)}; wall seconds a game (a loaded machine): "
-          f"{statistics.fmean(cpu):.1f}")
+    wall = [float(r["seconds"]) for r in rows]
+    print(f"games: {len(results)}; wall seconds a game: {statistics.fmean(wall):.1f}")
     groups = {
         "without Coffee's For Closers": [r for r in results if not r.rules.closers],
         "with Coffee's For Closers": [r for r in results if r.rules.closers],
