@@ -407,8 +407,14 @@ def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
 def _check_counts(args: argparse.Namespace) -> None:
     if not 1 <= args.games <= 1_000_000:
         raise UsageError("--games must be from 1 to 1000000")
+    if args.jobs is not None and args.cluster is not None:
+        raise UsageError("--jobs and --cluster: give one (the cluster's workers play the games)")
+    if args.jobs is None:
+        args.jobs = 1
     if not 1 <= args.jobs <= 64:
         raise UsageError("--jobs must be from 1 to 64")
+    if not 0 < args.cluster_timeout <= 3600:
+        raise UsageError("--cluster-timeout must be more than 0 and at most 3600 seconds")
     if not 0 <= args.seed < 2**63:
         raise UsageError("--seed must be from 0 to 2**63-1")
 
@@ -443,6 +449,30 @@ def _progress_log(out: str | None) -> tuple[Any, Any]:
     return log, on_result
 
 
+def _open_cluster(
+    command: str, args: argparse.Namespace, options: dict[str, dict[str, Any]], agents: list[str]
+) -> Any:
+    """The Dask cluster of ``--cluster`` (started or connected to, and
+    checked), or a null context without it."""
+    import contextlib
+
+    if args.cluster is None:
+        return contextlib.nullcontext(None)
+    from .ai import agent_info
+    from .lab.cluster import check_budget, open_cluster, parse_target
+
+    target = parse_target(args.cluster)  # a ClusterError is a one-line DonutboxError
+    cluster = open_cluster(target, args.cluster_timeout)
+    try:
+        timed = any(agent_info(a).timed and "iterations" not in options.get(a, {}) for a in agents)
+        check_budget(cluster, timed)
+        warn(command, f"playing on {cluster.describe()}")
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
 def _interrupted(command: str, stopped: Any, out: str | None) -> int:
     """Ctrl-C: keep the games that finished, say so in one line, exit 130."""
     from .lab.sim import write_games
@@ -463,13 +493,16 @@ def cmd_sim(args: argparse.Namespace) -> int:
     agents = _agent_list(args.players)
     _check_counts(args)
     deck = _deck_arg(args.deck)
-    todo = specs(agents, args.games, _rules_from(args), args.seed, _agent_options(args), deck)
+    options = _agent_options(args)
+    todo = specs(agents, args.games, _rules_from(args), args.seed, options, deck)
     _out_folder(args.out)
-    progress, update = _progress_runner(len(todo), "games")
-    log, on_result = _progress_log(args.out)
+    log = None
     try:
-        with progress:
-            results = run_specs(todo, args.jobs, update, on_result)
+        with _open_cluster("sim", args, options, agents) as cluster:
+            progress, update = _progress_runner(len(todo), "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                results = run_specs(todo, args.jobs, update, on_result, cluster)
     except Interrupted as stopped:
         return _interrupted("sim", stopped, args.out)
     finally:
@@ -501,25 +534,35 @@ def cmd_balance(args: argparse.Namespace) -> int:
         warn("balance", f"warning: {warning}")
     from .core import Rules as _Rules
 
-    progress, update = _progress_runner(args.games * len(_Rules.all()), "games")
-    log, on_result = _progress_log(args.out)
+    options = _agent_options(args)
+    log = None
     try:
-        with progress:
-            grid = run_balance(
-                agents,
-                args.games,
-                args.seed,
-                args.jobs,
-                _agent_options(args),
-                update,
-                on_result,
-                deck=deck,
-            )
+        with _open_cluster("balance", args, options, agents) as cluster:
+            progress, update = _progress_runner(args.games * len(_Rules.all()), "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                grid = run_balance(
+                    agents,
+                    args.games,
+                    args.seed,
+                    args.jobs,
+                    options,
+                    update,
+                    on_result,
+                    deck=deck,
+                    cluster=cluster,
+                )
     except Interrupted as stopped:
         return _interrupted("balance", stopped, args.out)
     finally:
         if log is not None:
             log.close()
+    # The games first (records.jsonl, games.csv): a long run keeps them
+    # whatever happens next.
+    from .lab.sim import write_games
+
+    played = [r for results in grid.values() for r in results]
+    write_games(list(enumerate(played)), Path(args.out))
     path = write_report(
         grid, agents, Path(args.out), args.seed, _budget_text(args, agents), args.deck or ""
     )
@@ -584,23 +627,27 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     _out_folder(args.out)
     total = total_games(len(pts), games, skill, skill_games)
-    progress, update = _progress_runner(total, "games")
-    log, on_result = _progress_log(args.out)
     options = _agent_options(args)
+    log = None
+    everyone = [*agents, *(a for pair in skill for a in pair)]
     try:
-        with progress:
-            res = run_sweep(
-                pts,
-                agents,
-                games,
-                skill,
-                skill_games,
-                args.seed,
-                args.jobs,
-                options,
-                update,
-                on_result,
-            )
+        with _open_cluster("balance", args, options, everyone) as cluster:
+            progress, update = _progress_runner(total, "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                res = run_sweep(
+                    pts,
+                    agents,
+                    games,
+                    skill,
+                    skill_games,
+                    args.seed,
+                    args.jobs,
+                    options,
+                    update,
+                    on_result,
+                    cluster,
+                )
     except Interrupted as stopped:
         return _interrupted("balance", stopped, args.out)
     finally:
@@ -653,7 +700,21 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, pe
     p.add_argument(
         "--games", type=int, default=games, help=f"games to play {per} (default {games})"
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default 1)")
+    p.add_argument(
+        "--cluster",
+        metavar="WHERE",
+        help="play the games on a Dask cluster instead: local (one worker per core), "
+        "local:N (N workers on this machine) or a scheduler's address tcp://HOST:PORT; "
+        "the same results as --jobs (needs pip install '.[cluster]')",
+    )
+    p.add_argument(
+        "--cluster-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the --cluster scheduler and its workers (default 10)",
+    )
     p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
     from .ai import catalogue
 

@@ -13,13 +13,17 @@ import statistics
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import Rules
 from ..core.decks import Composition
+from ..usage import plural
 from .match import GameResult
 from .sim import GameSpec, run_specs, specs, summarize
 from .stats import wilson
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 #: Below this many games per rule combination a 95% interval is wider than
 #: about +-15 percentage points (wilson(20, 40) = 35.2%-64.8%): the report
@@ -41,6 +45,14 @@ def grid_specs(
     return [replace(s, index=i) for i, s in enumerate(todo)]
 
 
+def play_order(todo: list[GameSpec], games: int) -> list[GameSpec]:
+    """The grid's games in the order they are handed out: the first game of
+    every rule combination, then the second of each, ... so that a long run
+    stopped early has about as many games of each (the games and their
+    numbers are the same in any order)."""
+    return sorted(todo, key=lambda s: (s.index % games, s.index // games))
+
+
 def run_balance(
     agents: list[str],
     games: int,
@@ -50,16 +62,91 @@ def run_balance(
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, GameResult], None] | None = None,
     deck: Composition | None = None,
+    cluster: Cluster | None = None,
 ) -> dict[Rules, list[GameResult]]:
     """The games of every rule combination, keyed by its rules (in
     ``Rules.all()`` order), dealt from ``deck`` (default: the standard
-    deck).  Ctrl-C raises ``sim.Interrupted``."""
+    deck), in ``jobs`` processes or on ``cluster``.  Ctrl-C raises
+    ``sim.Interrupted``."""
     todo = grid_specs(agents, games, seed, options, deck)
-    results = run_specs(todo, jobs, progress, on_result)
+    results = run_specs(play_order(todo, games), jobs, progress, on_result, cluster)
     out: dict[Rules, list[GameResult]] = {}
     for spec, result in zip(todo, results, strict=True):
         out.setdefault(spec.rules, []).append(result)
     return out
+
+
+def finished_grid(results: dict[int, GameResult]) -> dict[Rules, list[GameResult]]:
+    """The games that finished (game index -> result) of a stopped run, by
+    rule combination (in ``Rules.all()`` order, in game order within each;
+    combinations without a finished game left out)."""
+    out: dict[Rules, list[GameResult]] = {rules: [] for rules in Rules.all()}
+    for _, r in sorted(results.items()):
+        out.setdefault(r.rules, []).append(r)
+    return {rules: res for rules, res in out.items() if res}
+
+
+def result_from_record(record: dict[str, Any], seconds: float = 0.0) -> GameResult:
+    """The figures of a game played by ``match.play_game`` (a line of its
+    ``records.jsonl``), worked out again by replaying the record: so that a
+    stopped run's report can be written later from the games it kept.
+    ``seconds`` (not in the record) is the game's time, if known."""
+    from ..core.record import setup
+
+    game, moves, _ = setup(record)
+    swaps = sum(m.kind == "swap" for m in moves)
+    passes = sum(m.kind == "pass" for m in moves)
+    for move in moves:
+        game.play(move)
+    if not game.finished:
+        raise ValueError(f"the record of seed {record.get('seed')} is of an unfinished game")
+    n = len(game.names)
+    by_source = {"sealed": [0] * n, "boxed": [0] * n, "end": [0] * n}
+    boxes = {"sealed": 0, "boxed": 0, "end": 0}
+    roll_points = [0] * n
+    for d in game.deliveries:
+        boxes[d.how] += 1
+        for p in d.to:
+            by_source[d.how][p] += d.points
+            if d.points == 2 * d.size:
+                roll_points[p] += d.points
+    return GameResult(
+        seed=int(record["seed"]),
+        seats=list(record["agents"]),
+        rules=game.rules,
+        scores=game.scores,
+        winners=game.winners,
+        delivered=game.boxes_delivered,
+        plies=game.ply,
+        swaps=swaps,
+        passes=passes,
+        points_by_source=by_source,
+        boxes=boxes,
+        roll_points=roll_points,
+        seconds=seconds,
+        ended_by=game.ended_by or "",
+        record=record,
+    )
+
+
+def report_stopped_run(
+    out: Path, agents: list[str], seed: int, asked: int, budget: str = ""
+) -> Path:
+    """``balance.md`` (and its plots) in ``out`` of the games that a stopped
+    ``donutbox balance --out OUT`` kept there (its ``records.jsonl`` and
+    ``games.csv``); ``asked``: its ``--games``."""
+    import csv
+    import json
+
+    with (out / "games.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with (out / "records.jsonl").open(encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh]
+    results = {
+        int(row["game"]): result_from_record(record, float(row["seconds"]))
+        for row, record in zip(rows, records, strict=True)
+    }
+    return write_report(finished_grid(results), agents, out, seed, budget, asked=asked)
 
 
 def small_sample_warning(games: int) -> str:
@@ -114,11 +201,14 @@ def write_report(
     seed: int,
     budget: str = "",
     deck: str = "",
+    asked: int | None = None,
 ) -> Path:
     """Write ``balance.md`` and its plots into ``out``.  ``budget``: the
     search options given on the command line (e.g. ``--iterations 100``), so
     that the report names the exact command that made it; ``deck``: the
-    ``--deck FILE`` given, if any."""
+    ``--deck FILE`` given, if any; ``asked``: the games per rule combination
+    asked for, when the run was stopped before they all finished (the
+    report is then of the games that did)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,14 +257,25 @@ def write_report(
     fig.savefig(out / "balance-length.png", dpi=100)
     plt.close(fig)
 
-    games = figures[variants[0]]["games"]
+    games = min(figures[v]["games"] for v in variants)
+    played = sum(figures[v]["games"] for v in variants)
+    pairing = (
+        "every game a deal of its own (one agent in every seat)"
+        if len(set(agents)) == 1
+        else "paired seats (every deal is played from every seat)"
+    )
     lines = [
         "# Balance report",
         "",
-        f"Made by `donutbox balance --players {','.join(agents)} --games {games} --seed {seed}"
-        f"{' ' + budget if budget else ''}{' --deck ' + deck if deck else ''}`: "
-        f"{games} games per variant ({len(variants) * games} in all), agents "
-        f"{' vs '.join(agents)}, paired seats (every deal is played from every seat).",
+        f"Made by `donutbox balance --players {','.join(agents)} --games {asked or games} "
+        f"--seed {seed}{' ' + budget if budget else ''}{' --deck ' + deck if deck else ''}`: "
+        + (
+            f"{games} games per variant ({played} in all)"
+            if asked is None
+            else f"stopped early, {played} of {len(Rules.all()) * asked} games finished "
+            f"({games} to {max(figures[v]['games'] for v in variants)} per variant)"
+        )
+        + f", agents {' vs '.join(agents)}, {pairing}.",
         "",
     ]
     warning = small_sample_warning(games)
@@ -190,7 +291,8 @@ def write_report(
         lo, hi = f["first_ci"]
         b = f["boxes"]
         lines.append(
-            f"| {v.label()} | {f['first_player_win']:.1%} ({lo:.1%}-{hi:.1%}) | "
+            f"| {v.label()}{'' if asked is None else ' (' + plural(f['games'], 'game') + ')'} | "
+            f"{f['first_player_win']:.1%} ({lo:.1%}-{hi:.1%}) | "
             f"{f['plies']:.1f} | "
             f"{b['sealed']:.1f} / {b['boxed']:.1f} / {b['end']:.1f} | {f['points']:.1f} | "
             f"{f['roll_share']:.1%} | {f['roll_leader_win']:.1%} of {f['roll_decided']} |"

@@ -1,7 +1,8 @@
 """``donutbox sim``: many games between agents, in parallel, with a report.
 
 Games are paired: for every deal seed, the agents play every rotation of
-the seats, so each agent meets the same cards from every seat.  A game is a
+the seats, so each agent meets the same cards from every seat (one agent in
+every seat: every game has a deal of its own).  A game is a
 pure function of (seats, rules, deal seed): results are the same whatever
 ``--jobs`` is, and are collected in game order.
 """
@@ -16,13 +17,16 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import Rules
 from ..core.decks import Composition
 from ..usage import plural
 from .match import GameResult, play_game
 from .stats import describe, wilson
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,17 @@ def specs(
     options: dict[str, dict[str, Any]] | None = None,
     deck: Composition | None = None,
 ) -> list[GameSpec]:
-    """``games`` games: deal seeds from ``seed`` up, each with every seat rotation."""
+    """``games`` games: deal seeds from ``seed`` up, each with every seat
+    rotation; with one agent in every seat, every game a deal of its own
+    (seeds ``seed`` to ``seed + games - 1``): a seat rotation would replay
+    the very same game, since each seat's generator comes from the deal seed
+    and the seat."""
     n = len(agents)
     opts = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in (options or {}).items()))
     out: list[GameSpec] = []
+    if len(set(agents)) == 1:
+        seats = tuple(agents)
+        return [GameSpec(k, seats, rules, seed + k, opts, deck) for k in range(games)]
     deal = seed
     while len(out) < games:
         for shift in range(n):
@@ -106,13 +117,17 @@ def run_specs(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, GameResult], None] | None = None,
+    cluster: Cluster | None = None,
 ) -> list[GameResult]:
-    """Play the games (in ``jobs`` processes), results in game order.
+    """Play the games (in ``jobs`` processes, or on the workers of
+    ``cluster``: lab/cluster.py), results in game order.
 
-    ``on_result(index, result)`` is called as each game finishes (in the
-    order they finish), e.g. to save results of a long run as they come.
-    Ctrl-C (KeyboardInterrupt) stops every worker at once and raises
-    ``Interrupted`` with the games that finished.
+    ``todo`` may come in any order (the order they are handed out); their
+    indices must be 0 to len(todo) - 1.  ``on_result(index, result)`` is
+    called as each game finishes (in the order they finish), e.g. to save
+    results of a long run as they come.  Ctrl-C (KeyboardInterrupt) stops
+    every worker at once and raises ``Interrupted`` with the games that
+    finished.
     """
     results: dict[int, GameResult] = {}
 
@@ -123,7 +138,14 @@ def run_specs(
         if progress:
             progress(len(results), len(todo))
 
-    if jobs <= 1:
+    if cluster is not None:
+        from .cluster import run_on_cluster
+
+        try:
+            run_on_cluster(cluster, todo, _run, done)
+        except KeyboardInterrupt:
+            raise Interrupted(results, len(todo)) from None
+    elif jobs <= 1:
         try:
             for spec in todo:
                 done(_run(spec))

@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import DonutboxError, Rules
 from ..core.decks import KINDS, Composition, DeckError, from_kinds
@@ -35,6 +35,9 @@ from .balance import variant_figures
 from .match import GameResult
 from .sim import GameSpec, run_specs, specs
 from .stats import mean_ci, wilson
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 #: More points than this is a typing mistake, not a sweep (each costs games).
 MAX_POINTS = 200
@@ -226,10 +229,12 @@ def run_sweep(
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, GameResult], None] | None = None,
+    cluster: Cluster | None = None,
 ) -> SweepResults:
-    """Play the sweep in ``jobs`` processes.  Ctrl-C raises ``sim.Interrupted``."""
+    """Play the sweep in ``jobs`` processes or on ``cluster``.  Ctrl-C
+    raises ``sim.Interrupted``."""
     todo, where = sweep_specs(pts, agents, games, skill, skill_games, seed, options)
-    results = run_specs(todo, jobs, progress, on_result)
+    results = run_specs(todo, jobs, progress, on_result, cluster)
     out = SweepResults(pts, agents, skill, [{} for _ in pts])
     for (i, key), r in zip(where, results, strict=True):
         out.games[i].setdefault(key, []).append(r)
