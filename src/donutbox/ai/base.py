@@ -94,6 +94,16 @@ _PLAIN = (
     ),
 )
 
+#: The options of the ``hard`` level (version 2, docs/ai.md "Strength"): the
+#: MCTS agent scoring leaves without random playout moves and stopping early
+#: once its choice can no longer change.  ``mcts`` with its defaults and one
+#: second is the previous hard level.
+HARD_OPTIONS: dict[str, Any] = {
+    "seconds": DEFAULT_SECONDS,
+    "playout_depth": 0,
+    "stop_lead": 1.0,
+}
+
 #: The difficulty levels, easiest first: each is a plain agent with options.
 _LEVELS = (
     AgentInfo(
@@ -118,7 +128,7 @@ _LEVELS = (
         True,
         DEFAULT_SECONDS,
         MAX_SECONDS,
-        {"seconds": DEFAULT_SECONDS},
+        HARD_OPTIONS,
     ),
 )
 
