@@ -2,8 +2,8 @@
 
     PYTHONPATH=src python3 docs/data/ai/summarize.py docs/data/ai/*.jsonl
 
-A ``run_match.py`` row counts for the first agent named in its file name
-(``A-vs-B-SEED.jsonl``); a screening row (``screen.py``) for variant A.  A
+A ``run_match.py`` row counts for agent A (the first seat of the file's
+first game); a screening row (``screen.py``) for variant A.  A
 shared win counts a half.
 """
 
@@ -28,8 +28,7 @@ def summarize(path: Path) -> str:
             cpu += r["cpu_a"]
             moves += r["moves_a"]
             continue
-        agent = path.name.split("-vs-")[0]
-        a = r["seats"].index(agent)
+        a = r["seats"].index(rows[0]["seats"][0])
         if a in r["winners"]:
             wins += 1 / len(r["winners"])
         cpu += r["cpu"][a]
