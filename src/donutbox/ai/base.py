@@ -94,6 +94,18 @@ _PLAIN = (
     ),
 )
 
+#: The options of the ``hard`` level (version 2, docs/ai.md "Strength"): the
+#: MCTS agent scoring leaves without random playout moves, modelling each
+#: reply in the tree as the best of 10 sampled moves and the box-its (not 4),
+#: and stopping early once its choice can no longer change.  ``mcts`` with its defaults and one
+#: second is the previous hard level.
+HARD_OPTIONS: dict[str, Any] = {
+    "seconds": DEFAULT_SECONDS,
+    "playout_depth": 0,
+    "expand_samples": 10,
+    "stop_lead": 1.0,
+}
+
 #: The difficulty levels, easiest first: each is a plain agent with options.
 _LEVELS = (
     AgentInfo(
@@ -118,7 +130,7 @@ _LEVELS = (
         True,
         DEFAULT_SECONDS,
         MAX_SECONDS,
-        {"seconds": DEFAULT_SECONDS},
+        HARD_OPTIONS,
     ),
 )
 

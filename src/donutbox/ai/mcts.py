@@ -75,6 +75,9 @@ class MctsAgent:
         margin_scale: float = MARGIN_SCALE,
         clock: str = "wall",
         exploration: float = EXPLORATION,
+        stop_lead: float | None = None,
+        min_iterations: int = 64,
+        playout_samples: int = 1,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -87,6 +90,16 @@ class MctsAgent:
         self.prior_visits = prior_visits
         self.margin_scale = margin_scale
         self.exploration = exploration
+        if stop_lead is not None and not 0.0 < stop_lead <= 1.0:
+            raise InputError(f"stop_lead must be in (0, 1], not {stop_lead!r}")
+        #: Early stopping: stop when the most visited root move leads the
+        #: runner-up by more than ``stop_lead`` times the iterations left
+        #: (1.0: only when the choice can no longer change).  None: never.
+        self.stop_lead = stop_lead
+        self.min_iterations = min_iterations
+        #: Moves a playout step chooses from (1: a random move; more: the best
+        #: of that many sampled moves and the box-its, by the evaluation).
+        self.playout_samples = playout_samples
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -136,15 +149,44 @@ class MctsAgent:
             root.visits += self.prior_visits
         deadline = None if self.seconds is None else start + self.seconds
         done = 0
+        stop_lead = self.stop_lead
         while True:
             if self.iterations is not None and done >= self.iterations:
                 break
             if deadline is not None and done and now() >= deadline:
                 break
+            if (
+                stop_lead is not None
+                and done >= self.min_iterations
+                and done % 16 == 0
+                and self._settled(root, done, now() - start, stop_lead)
+            ):
+                break
             self._iterate(root, view, rng)
             done += 1
         self.last_iterations = done
         return root
+
+    def _settled(self, root: Node, done: int, spent: float, stop_lead: float) -> bool:
+        """Whether the most visited root move leads the runner-up by more
+        than ``stop_lead`` times the iterations the budget has left (at the
+        rate so far, for a time budget)."""
+        if len(root.children) < 2:
+            return True
+        left = math.inf
+        if self.iterations is not None:
+            left = float(self.iterations - done)
+        if self.seconds is not None:
+            rate = done / spent if spent > 0 else math.inf
+            left = min(left, (self.seconds - spent) * rate)
+        first = second = 0
+        for c in root.children.values():
+            v = c.visits
+            if v > first:
+                first, second = v, first
+            elif v > second:
+                second = v
+        return first - second > stop_lead * left
 
     # One iteration: sample a world, select/expand, play out, back up.
     def _iterate(self, root: Node, view: PlayerView, rng: random.Random) -> None:
@@ -183,6 +225,11 @@ class MctsAgent:
         """A plausible move for the player to move: the best of a few sampled
         ones by the heuristic evaluation (so the tree models opponents who
         contest boxes and take what is on offer, not random ones)."""
+        return self._best_of(world, rng, self.expand_samples)
+
+    def _best_of(self, world: Game, rng: random.Random, samples: int) -> Move:
+        """The best by the evaluation, for the player to move, of every
+        box-it and ``samples`` moves drawn by ``sample_move``."""
         mover = world.to_move
         assert mover is not None
         best: Move | None = None
@@ -193,7 +240,7 @@ class MctsAgent:
             gain = box_margin(world, move, mover)
             if gain > best_gain:
                 best, best_gain = move, gain
-        for _ in range(self.expand_samples):
+        for _ in range(samples):
             move = sample_move(world, rng)
             g = world.copy()
             g.play(move)
@@ -207,6 +254,9 @@ class MctsAgent:
         for _ in range(self.playout_depth):
             if world.finished:
                 break
+            if self.playout_samples > 1:
+                world.play(self._best_of(world, rng, self.playout_samples))
+                continue
             boxes = world.box_moves() if rng.random() < BOX_RATE else None
             world.play(boxes[rng.randrange(len(boxes))] if boxes else sample_move(world, rng))
         est = fast_scores(world)
