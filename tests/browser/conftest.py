@@ -1,15 +1,12 @@
-"""Shared by the browser tests: a live `donutbox serve`, Debian's Chromium,
-and pages that hold a game's owner token."""
+"""Shared by the browser tests: a live `donutbox serve` and Debian's Chromium
+(each started once a worker, not once a module), and pages that hold a
+game's owner token."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,57 +39,33 @@ SHOTS.mkdir(parents=True, exist_ok=True)
 WAIT = 30_000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def live(shared_server: Any) -> str:
+    """The URL of a real `donutbox serve` (loopback port, SQLite file): one
+    server a worker, shared by its browser tests (tests/conftest.py's
+    ``shared_server``; every test makes games of its own)."""
+    return str(shared_server.url)
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `donutbox serve` on a loopback port with an SQLite file."""
-    port = free_port()
-    db = tmp_path_factory.mktemp("db") / "games.db"
-    log = db.with_suffix(".log")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "donutbox.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--db",
-                f"sqlite:///{db}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(url + "/api/meta", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        raise AssertionError("the server did not start: " + log.read_text()[-2000:])
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
+@pytest.fixture(scope="session")
+def _worker_chromium() -> Iterator[Any]:
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def chromium(_worker_chromium: Any) -> Iterator[Any]:
+    """Debian's Chromium, launched once a worker; each test opens browser
+    contexts of its own (a context is a fresh profile: its own storage and
+    cookies), and every context a test left open is closed after it, so no
+    page of an earlier test keeps running (or holding sockets) in a later one."""
+    yield _worker_chromium
+    for context in list(_worker_chromium.contexts):
+        context.close()
 
 
 def post(url: str, body: object, token: str | None = None) -> dict[str, Any]:
