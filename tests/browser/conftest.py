@@ -47,25 +47,51 @@ def live(shared_server: Any) -> str:
     return str(shared_server.url)
 
 
-@pytest.fixture(scope="session")
-def _worker_chromium() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+class _Chromium:
+    """Debian's Chromium, launched once for a run of browser tests in this
+    process and closed before the first other test (Playwright's sync API
+    keeps an event loop running in this thread, in which ``asyncio.run``
+    would fail)."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        if CHROMIUM is None:
+            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        if self.browser is None:
+            self._playwright = sync_api.sync_playwright().start()
+            self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        return self.browser
+
+    def close(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+            self._playwright.stop()
+        self.browser = self._playwright = None
+
+
+_CHROMIUM = _Chromium()
 
 
 @pytest.fixture
-def chromium(_worker_chromium: Any) -> Iterator[Any]:
-    """Debian's Chromium, launched once a worker; each test opens browser
-    contexts of its own (a context is a fresh profile: its own storage and
-    cookies), and every context a test left open is closed after it, so no
-    page of an earlier test keeps running (or holding sockets) in a later one."""
-    yield _worker_chromium
-    for context in list(_worker_chromium.contexts):
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, shared by this worker's browser tests (one launch,
+    not one a module); each test opens browser contexts of its own (a
+    context is a fresh profile: its own storage and cookies), and every
+    context a test left open is closed after it, so no page of an earlier
+    test keeps running (or holding sockets) in a later one."""
+    browser = _CHROMIUM.get()
+    yield browser
+    for context in list(browser.contexts):
         context.close()
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is None or nextitem.get_closest_marker("browser") is None:
+        _CHROMIUM.close()
 
 
 def post(url: str, body: object, token: str | None = None) -> dict[str, Any]:

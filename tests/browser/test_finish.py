@@ -81,7 +81,9 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     page.click("#tut-next")
     expect(lesson).to_contain_text("Final Lap: Box it", timeout=20_000)
     expect(page.locator("#banner")).to_contain_text("your last turn")
-    page.wait_for_timeout(1500)  # the tutor's card has come in
+    # The tutor's card has come in: no animation is still running (a
+    # condition, not a pause that a busy machine may outlast).
+    page.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
     page.screenshot(animations="disabled", path=str(SHOTS / "final-lap.png"))
     page.get_by_role("button", name=re.compile("^Box it")).click()
     expect(lesson).to_contain_text("end scoring")
