@@ -312,8 +312,11 @@ def test_an_absent_player_is_marked_and_long_names_are_cut(live: str, chromium: 
     name = row.locator(".name")
     expect(name).to_have_attribute("title", long)
     expect(name).to_have_text(long)  # the accessible name is the whole name
-    assert name.evaluate(
-        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'"
+    # Cut with an ellipsis once laid out (waited for: a one-off check raced
+    # the layout on a busy machine).
+    eve.wait_for_function(
+        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'",
+        arg=name.element_handle(),
     )
     bob = page_for(chromium, live + online["seats"][1]["link"])
     expect(row).not_to_have_class(re.compile("away"))
