@@ -1,5 +1,5 @@
 """Shared by the browser tests: a live `donutbox serve` and Debian's Chromium
-(each started once a worker, not once a module), and pages that hold a
+(the server once a module, Chromium once a worker), and pages that hold a
 game's owner token."""
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ WAIT = 30_000
 @pytest.fixture
 def live(shared_server: Any) -> str:
     """The URL of a real `donutbox serve` (loopback port, SQLite file): one
-    server a worker, shared by its browser tests (tests/conftest.py's
-    ``shared_server``; every test makes games of its own)."""
+    server a module (tests/conftest.py's ``shared_server``; every test
+    makes games of its own)."""
     return str(shared_server.url)
 
 
