@@ -480,6 +480,26 @@ def module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServ
         yield server
 
 
+@pytest.fixture(scope="module")  # one a module: the server's per-address rate limit
+def _worker_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with LiveServer(tmp_path_factory.mktemp("serve") / "games.db") as server:
+        yield server
+
+
+@pytest.fixture
+def shared_server(_worker_server: LiveServer) -> LiveServer:
+    """One ``donutbox serve`` for the tests of a module that ask for it
+    (the browser tests, whose games each have an id and owner of their
+    own).  A test may ``kill()`` it and ``start()`` it again (same port and
+    database); one that left it down finds it started again for the next
+    test.  One a module, not one a worker: a worker's ~25 browser tests
+    from one address outrun the server's request-rate limit (429) on a
+    quiet machine."""
+    if _worker_server.proc is None or _worker_server.proc.poll() is not None:
+        _worker_server.start()
+    return _worker_server
+
+
 @pytest.fixture
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., LiveServer]]:
     """``serve(*extra_args)`` starts a ``donutbox serve`` of its own (own

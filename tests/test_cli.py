@@ -595,12 +595,20 @@ def test_bad_arguments_are_one_line_through_every_entry_point(tmp_path: Path) ->
         [sys.executable, "-m", "donutbox.cli"],
         [sys.executable, "-m", "donutbox"],
     ]
-    for entry in entry_points:
-        for args in cases:
-            proc = subprocess.run(
-                [*entry, *args], capture_output=True, text=True, timeout=60, check=False
-            )
-            assert_bad_input(proc, " ".join([*entry[-1:], *args]))
+    runs = [(entry, args) for entry in entry_points for args in cases]
+
+    def run(run: tuple[list[str], tuple[str, ...]]) -> subprocess.CompletedProcess[str]:
+        entry, args = run
+        return subprocess.run(
+            [*entry, *args], capture_output=True, text=True, timeout=60, check=False
+        )
+
+    # A few at a time: each is a fresh interpreter, and none writes a file
+    # another reads.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        procs = list(pool.map(run, runs))
+    for (entry, args), proc in zip(runs, procs, strict=True):
+        assert_bad_input(proc, " ".join([*entry[-1:], *args]))
     assert not (tmp_path / "x.svg").exists() and not (tmp_path / "x.pdf").exists()
 
 

@@ -1,15 +1,12 @@
-"""Shared by the browser tests: a live `donutbox serve`, Debian's Chromium,
-and pages that hold a game's owner token."""
+"""Shared by the browser tests: a live `donutbox serve` and Debian's Chromium
+(the server once a module, Chromium once a worker), and pages that hold a
+game's owner token."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,57 +39,59 @@ SHOTS.mkdir(parents=True, exist_ok=True)
 WAIT = 30_000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def live(shared_server: Any) -> str:
+    """The URL of a real `donutbox serve` (loopback port, SQLite file): one
+    server a module (tests/conftest.py's ``shared_server``; every test
+    makes games of its own)."""
+    return str(shared_server.url)
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `donutbox serve` on a loopback port with an SQLite file."""
-    port = free_port()
-    db = tmp_path_factory.mktemp("db") / "games.db"
-    log = db.with_suffix(".log")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "donutbox.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--db",
-                f"sqlite:///{db}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(url + "/api/meta", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        raise AssertionError("the server did not start: " + log.read_text()[-2000:])
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+class _Chromium:
+    """Debian's Chromium, launched once for a run of browser tests in this
+    process and closed before the first other test (Playwright's sync API
+    keeps an event loop running in this thread, in which ``asyncio.run``
+    would fail)."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        if CHROMIUM is None:
+            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        if self.browser is None:
+            self._playwright = sync_api.sync_playwright().start()
+            self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        return self.browser
+
+    def close(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+            self._playwright.stop()
+        self.browser = self._playwright = None
 
 
-@pytest.fixture(scope="module")
+_CHROMIUM = _Chromium()
+
+
+@pytest.fixture
 def chromium() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+    """Debian's Chromium, shared by this worker's browser tests (one launch,
+    not one a module); each test opens browser contexts of its own (a
+    context is a fresh profile: its own storage and cookies), and every
+    context a test left open is closed after it, so no page of an earlier
+    test keeps running (or holding sockets) in a later one."""
+    browser = _CHROMIUM.get()
+    yield browser
+    for context in list(browser.contexts):
+        context.close()
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is None or nextitem.get_closest_marker("browser") is None:
+        _CHROMIUM.close()
 
 
 def post(url: str, body: object, token: str | None = None) -> dict[str, Any]:

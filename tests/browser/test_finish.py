@@ -81,7 +81,9 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     page.click("#tut-next")
     expect(lesson).to_contain_text("Final Lap: Box it", timeout=20_000)
     expect(page.locator("#banner")).to_contain_text("your last turn")
-    page.wait_for_timeout(1500)  # the tutor's card has come in
+    # The tutor's card has come in: no animation is still running (a
+    # condition, not a pause that a busy machine may outlast).
+    page.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
     page.screenshot(animations="disabled", path=str(SHOTS / "final-lap.png"))
     page.get_by_role("button", name=re.compile("^Box it")).click()
     expect(lesson).to_contain_text("end scoring")
@@ -310,8 +312,11 @@ def test_an_absent_player_is_marked_and_long_names_are_cut(live: str, chromium: 
     name = row.locator(".name")
     expect(name).to_have_attribute("title", long)
     expect(name).to_have_text(long)  # the accessible name is the whole name
-    assert name.evaluate(
-        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'"
+    # Cut with an ellipsis once laid out (waited for: a one-off check raced
+    # the layout on a busy machine).
+    eve.wait_for_function(
+        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'",
+        arg=name.element_handle(),
     )
     bob = page_for(chromium, live + online["seats"][1]["link"])
     expect(row).not_to_have_class(re.compile("away"))

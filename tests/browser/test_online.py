@@ -1,7 +1,8 @@
 """Online play in real browsers: Playwright driving Debian's Chromium, one
 browser context per seat and one for a spectator, against a real `donutbox
 serve` (uvicorn) on a loopback port with an SQLite file, which the test kills
-(SIGKILL) and starts again mid-game."""
+(SIGKILL) and starts again mid-game (the server and the browser are the
+worker's, shared with the other browser tests)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,7 @@ import os
 import random
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +31,6 @@ SHOTS = (
     else Path(os.environ.get("TMPDIR", "/tmp")) / "donutbox-screenshots"
 )
 SHOTS.mkdir(parents=True, exist_ok=True)
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: A player name that would run script if a page ever set it as HTML.
 EVIL = "<img src=x onerror=alert(1)>"
 #: Waits on conditions (the machine may be slow and busy); never fixed sleeps.
@@ -52,78 +38,17 @@ WAIT = 30_000
 PLACE_RE = re.compile(r"^([A-Z]{4})@(-?\d+),(-?\d+)/(\d+)(?:=([CSHB]))?$")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def server(shared_server: Any) -> Any:
+    """The worker's `donutbox serve` (tests/conftest.py's ``shared_server``),
+    which a test here kills and starts again on its port and database."""
+    return shared_server
 
 
-class Server:
-    """`donutbox serve` on a fixed port and SQLite file, that can be killed
-    and started again."""
-
-    def __init__(self, port: int, db: Path, log: Path) -> None:
-        self.port = port
-        self.db = db
-        self.log = log
-        self.url = f"http://127.0.0.1:{port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "donutbox.cli",
-                    "serve",
-                    "--port",
-                    str(self.port),
-                    "--db",
-                    f"sqlite:///{self.db}",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "NO_COLOR": "1"},
-            )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(self.url + "/api/meta", timeout=1)
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        self.proc.kill()
-        raise AssertionError("the server did not start: " + self.log.read_text()[-2000:])
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("online")
-    srv = Server(_free_port(), tmp / "games.db", tmp / "server.log")
-    srv.start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+@pytest.fixture
+def browser(chromium: Any) -> Any:
+    """The worker's Chromium (tests/browser/conftest.py)."""
+    return chromium
 
 
 def _post(url: str, body: object) -> dict[str, Any]:
@@ -261,7 +186,7 @@ def _check_turn(pages: list[Any], to_move: int) -> None:
 
 
 def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
-    server: Server, browser: Any
+    server: Any, browser: Any
 ) -> None:
     rng = random.Random(5)
     # Ann creates the game in the page: two friends, one with a hostile name.
@@ -366,9 +291,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
         page.context.close()
 
 
-def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
-    server: Server, browser: Any
-) -> None:
+def test_a_takeback_asked_on_one_page_and_answered_on_the_other(server: Any, browser: Any) -> None:
     game = _post(
         server.url + "/api/online",
         {
@@ -430,7 +353,7 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(
 
 
 def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
-    server: Server, browser: Any
+    server: Any, browser: Any
 ) -> None:
     game = _post(
         server.url + "/api/online",

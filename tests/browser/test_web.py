@@ -7,12 +7,7 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,63 +26,18 @@ SHOTS = (
     else Path(os.environ.get("TMPDIR", "/tmp")) / "donutbox-screenshots"
 )
 SHOTS.mkdir(parents=True, exist_ok=True)
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def server(live: str) -> str:
+    """The worker's `donutbox serve` (tests/browser/conftest.py's ``live``)."""
+    return live
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    db = tmp_path_factory.mktemp("db") / "games.db"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "donutbox.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--db",
-            f"sqlite:///{db}",
-        ],
-        stdout=subprocess.DEVNULL,  # a pipe nobody reads fills up and is never closed
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(url + "/api/meta", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        raise AssertionError("the server did not start")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+@pytest.fixture
+def browser(chromium: object) -> object:
+    """The worker's Chromium (tests/browser/conftest.py)."""
+    return chromium
 
 
 def _post(url: str, body: object, token: str | None = None) -> dict:  # type: ignore[type-arg]

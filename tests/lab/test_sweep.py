@@ -99,7 +99,9 @@ def test_the_standard_point_plays_exactly_the_standard_games() -> None:
 
 def test_sweep_results_do_not_depend_on_jobs() -> None:
     pts = points([parse_axis("rolls=0,10"), parse_axis("layout=splitzkies")])
-    args = (pts, ["greedy", "greedy"], 2, [("greedy", "random")], 2, 5)
+    # One game a point and one skill game: four games, split three ways
+    # unevenly by jobs=3.
+    args = (pts, ["greedy", "greedy"], 1, [("greedy", "random")], 1, 5)
     one = run_sweep(*args, jobs=1)
     two = run_sweep(*args, jobs=2)
     three = run_sweep(*args, jobs=3)

@@ -371,7 +371,7 @@ def test_thinking_time_over_the_agents_bound_is_refused(client: TestClient) -> N
         from sqlalchemy import text
 
         assert db.execute(text("SELECT COUNT(*) FROM games")).scalar() == 0
-    r = client.post("/api/games", json={"opponent": "hard", "seconds": most, "human_seat": 1})
+    r = client.post("/api/games", json={"opponent": "hard", "seconds": most})
     assert r.status_code == 200
 
 
