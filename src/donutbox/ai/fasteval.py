@@ -167,13 +167,13 @@ class PlaceEvaluator:
         # the draw after the card leaves the tray (Game.play); the Final Lap
         # starts if it empties the pile
         draws = min(TRAY_SIZE - (len(tray) - 1), pile) if len(tray) - 1 < TRAY_SIZE else 0
-        self._lap = 1 if draws > 0 and pile == draws else None
+        self._lap_after = 1 if draws > 0 and pile == draws else None
         self._cards_left = game.cards_left - 1
         self._closers = game.rules.closers
         scores = game.scores
         self._s0 = scores[0]
         self._s1 = scores[1]
-        self._delivered = (self._d0, self._d1)
+        self._delivered_now = (self._d0, self._d1)
         self._terms: dict[int, tuple[Run, int, float]] | None = None
         self._m6 = 0.0
         self._index: dict[int, int] = {}
@@ -185,7 +185,7 @@ class PlaceEvaluator:
         if self._ends:
             return self._last(p, move)
         counter, s0, s1 = self._place(p, move)
-        e0, e1 = self._scores(counter, p, s0, s1)
+        e0, e1 = self._score_pair(counter, p, s0, s1)
         return e0 - e1 if self.player == 0 else e1 - e0
 
     def _last(self, p: int, move: Move) -> float:
@@ -203,7 +203,7 @@ class PlaceEvaluator:
         """The placement, then the end scoring (``Game._finish``): scores
         and boxes delivered."""
         counter, s0, s1 = self._place(p, move)
-        d0, d1 = self._delivered
+        d0, d1 = self._delivered_now
         runs = counter.runs
         for rid in counter.box_ids:
             r = runs[rid]
@@ -318,11 +318,11 @@ class PlaceEvaluator:
             if h1 == best:
                 s1 += points
                 d1 += 1
-        self._delivered = (d0, d1)
+        self._delivered_now = (d0, d1)
         return counter, s0, s1
 
     def _setup(self) -> None:
-        lap = self._lap
+        lap = self._lap_after
         turns_left = float(lap) if lap is not None else max(1.0, self._cards_left / 2)
         self._m6 = min(turns_left, 6.0)
         # the sums of _two over every prefix of the runs as they are now
@@ -347,7 +347,7 @@ class PlaceEvaluator:
             prefix.append((e0, e1))
         self._prefix = prefix
 
-    def _scores(self, counter: Counter, p: int, s0: int, s1: int) -> tuple[float, float]:
+    def _score_pair(self, counter: Counter, p: int, s0: int, s1: int) -> tuple[float, float]:
         """``_two(after, s0, s1, 1 - player, None)`` for the counter after a
         placement at ``p``: the same sums in the same order.  A placement
         changes (replaces or removes) only runs with a donut beside the card
