@@ -434,3 +434,48 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@needs_redis
+def test_a_move_on_a_process_whose_copy_is_behind_is_refused_once_then_accepted(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A version stored without its message reaching the second process (as
+    by a writer killed between storing and publishing): a move there, made
+    on its copy's version, is refused as stale by the database; the refusal
+    reads the game again, so the second process then shows the stored
+    version and the same player's move on it is accepted (not refused for
+    ever)."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+        auth = [{"Authorization": f"Bearer {s['token']}"} for s in g["seats"]]
+        before = two.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+        assert before["version"] == 0 and before["to_move"] == 0
+        # Version 1 (seat 0's move) stored behind the brokers' backs.
+        hub = one.app.state.hub  # type: ignore[attr-defined]
+        game = hub.sessions[g["id"]].game.copy()
+        game.play(sorted(game.legal_moves(), key=str)[0])
+        hub.store.save(g["id"], 0, game.to_record(), False)
+        mine = two.get(f"/api/online/{g['id']}", headers=auth[1]).json()
+        assert mine["version"] == 0 and mine["legal"] == []  # still behind: not seat 1's turn
+        body = {"move": before["legal"][0], "version": 0}
+        r = two.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[0])
+        assert r.status_code == 409, r.text
+        assert "stale" in r.json()["detail"]
+        mine = two.get(f"/api/online/{g['id']}", headers=auth[1]).json()
+        assert mine["version"] == 1 and mine["to_move"] == 1 and len(mine["history"]) == 1
+        body = {"move": mine["legal"][0], "version": 1}
+        r = two.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[1])
+        assert r.status_code == 200, r.text
+        assert r.json()["version"] == 2 and len(r.json()["history"]) == 2

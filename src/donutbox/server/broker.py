@@ -171,6 +171,16 @@ class LocalBroker:
         it was."""
         return False
 
+    async def caught_up(self, game_id: str) -> None:
+        """After a Stale refusal (and outside the game's lock): read the game
+        again if the database is ahead of this process's copy (a version
+        whose message never came), so the next move can succeed; a failure
+        here is logged, never the caller's answer."""
+        try:
+            await self.refresh(game_id)
+        except Exception as err:
+            log.warning("broker: game %s not read again after a stale move (%s)", game_id, err)
+
 
 class RedisBroker(LocalBroker):
     """Many processes on one database and one Redis (see the module's
