@@ -479,3 +479,31 @@ def test_a_move_on_a_process_whose_copy_is_behind_is_refused_once_then_accepted(
         r = two.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[1])
         assert r.status_code == 200, r.text
         assert r.json()["version"] == 2 and len(r.json()["history"]) == 2
+
+
+@needs_redis
+def test_a_catch_up_read_is_not_refused_when_the_work_pool_is_full(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Reading a game again (after a gap, on taking a lease, on Redis's
+    return) does not queue in the 16-slot work pool: with that pool full (as
+    when one process takes over many games at once), the newer version is
+    still read, not refused as Overloaded."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server import limits
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one:
+        g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+        hub = one.app.state.hub  # type: ignore[attr-defined]
+        game = hub.sessions[g["id"]].game.copy()
+        game.play(sorted(game.legal_moves(), key=str)[0])
+        hub.store.save(g["id"], 0, game.to_record(), False)
+        monkeypatch.setattr(limits, "_waiting", limits.BLOCKING_QUEUE)
+        assert one.portal.call(hub.broker.refresh, g["id"]) is True  # type: ignore[union-attr]
+        assert hub.sessions[g["id"]].version == 1

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..core import Game
-from . import limits, throttle
+from . import throttle
 from .errors import NoSuchGame
 from .online import Clock
 from .session import HUMAN, GameSession
@@ -453,7 +453,10 @@ class RedisBroker(LocalBroker):
 
     async def _reload(self, s: GameSession) -> bool:
         """Under the game's lock: read it from the database; True if newer."""
-        stored = await limits.run_blocking(s.store.get, s.id, what="reading a game")
+        # Not through the work pool (limits.run_blocking): a takeover of many
+        # games, or a catch-up of all of them, must not be refused as
+        # Overloaded (as Hub._load).
+        stored = await asyncio.to_thread(s.store.get, s.id)
         if stored is None or stored.version <= s.version:
             return False
         adopt(s, stored, None)
@@ -645,7 +648,10 @@ class RedisBroker(LocalBroker):
                 return
             # The database may hold a version whose message never came (its
             # writer died between storing and publishing).
-            await self.refresh(game_id)
+            try:
+                await self.refresh(game_id)
+            except Exception as err:  # the seats and clock are started anyway
+                log.warning("broker: game %s not read again on taking its lease (%s)", game_id, err)
             s = hub.sessions.get(game_id) or s
             if s.game.finished:
                 self.release(game_id)
