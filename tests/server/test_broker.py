@@ -142,7 +142,9 @@ def test_two_processes_limiters_draw_on_one_bucket() -> None:
             assert waits[:3] == [0.0, 0.0, 0.0]
             assert 0.3 < waits[3] <= 0.5  # half a second for one token, less the time taken
             assert await limiters[1].acquire("10.0.0.2") == 0.0
-            assert len(limiters[0]) == 0  # nothing was kept in this process
+            # Each process's own bucket was asked first (it alone refuses
+            # without a Redis call), and it allowed both of its requests.
+            assert len(limiters[0]) == 1 and limiters[0].retry_after("10.0.0.1") == 0.0
         finally:
             throttle.use_shared(None)
             for c in clients:
@@ -169,6 +171,38 @@ def test_a_limiter_whose_redis_fails_limits_in_this_process() -> None:
             await client.aclose()
 
     asyncio.run(main())
+
+
+def test_a_redis_that_does_not_answer_holds_a_request_up_a_quarter_second_at_most() -> None:
+    """A Redis that accepts connections and never answers (a listening
+    socket nobody reads): each limited request waits TAKE_TIMEOUT at most
+    for it, then this process's bucket decides (burst 2: two taken, the
+    third refused, that one without asking Redis)."""
+    pytest.importorskip("redis")
+
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(64)
+        url = f"redis://127.0.0.1:{mute.getsockname()[1]}/0"
+
+        async def main() -> None:
+            client = throttle.RedisBuckets.client_for(url)
+            store = throttle.RedisBuckets(client, "mute")
+            throttle.use_shared(store)
+            limiter = throttle.Limiter(0.01, 2, name="z")
+            try:
+                waited = []
+                for _ in range(3):
+                    start = time.monotonic()
+                    waited.append(await limiter.acquire("a"))
+                    assert time.monotonic() - start < 4 * throttle.TAKE_TIMEOUT
+                assert waited[:2] == [0.0, 0.0] and waited[2] > 0
+                assert store.failures == 2  # the refused third never asked Redis
+            finally:
+                throttle.use_shared(None)
+                await client.aclose()
+
+        asyncio.run(main())
 
 
 @needs_redis

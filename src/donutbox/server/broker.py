@@ -201,6 +201,8 @@ class RedisBroker(LocalBroker):
         self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
+        #: the shared rate limits' own client (throttle.RedisBuckets)
+        self.buckets_client: Any = None
         #: games whose lease this process holds, and those being asked for
         self.held: set[str] = set()
         self.wanted: set[str] = set()
@@ -227,7 +229,8 @@ class RedisBroker(LocalBroker):
 
     async def start(self) -> None:
         await self.client.ping()
-        throttle.use_shared(throttle.RedisBuckets(self.client, self.prefix))
+        self.buckets_client = throttle.RedisBuckets.client_for(self.url)
+        throttle.use_shared(throttle.RedisBuckets(self.buckets_client, self.prefix))
         ready = asyncio.Event()
         self._tasks = [
             asyncio.ensure_future(self._listen(ready)),
@@ -254,6 +257,9 @@ class RedisBroker(LocalBroker):
             await self.client.publish(self.channel, self._head + orjson.dumps({"k": "bye"}))
         with contextlib.suppress(Exception):
             await self.client.aclose()
+        if self.buckets_client is not None:
+            with contextlib.suppress(Exception):
+                await self.buckets_client.aclose()
 
     async def _drain(self) -> None:
         while not self._outbox.empty():
