@@ -541,3 +541,58 @@ def test_a_catch_up_read_is_not_refused_when_the_work_pool_is_full(
         monkeypatch.setattr(limits, "_waiting", limits.BLOCKING_QUEUE)
         assert one.portal.call(hub.broker.refresh, g["id"]) is True  # type: ignore[union-attr]
         assert hub.sessions[g["id"]].version == 1
+
+
+@needs_redis
+def test_malformed_messages_are_skipped_without_reconnecting_or_catching_up(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Garbage on the games channel (not JSON, not an object, a version that
+    is not a number, a bad beat): each is skipped; the process keeps its one
+    subscription (no reconnection, so no catch-up of every game and no
+    leaked connection) and goes on applying the real versions."""
+    pytest.importorskip("fastapi")
+    import redis
+
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", prefix)
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    plain = redis.Redis.from_url(REDIS)
+    channel = f"{prefix}:games"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        g = one.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+        auth = [{"Authorization": f"Bearer {s['token']}"} for s in g["seats"]]
+        two.get(f"/api/online/{g['id']}", headers=auth[0])  # in the second's memory
+        broker = two.app.state.hub.broker  # type: ignore[attr-defined]
+        assert plain.pubsub_numsub(channel) == [(channel.encode(), 2)]
+        bad = [
+            b"no newline at all",
+            b"x\nnot json",
+            b"x\n[1, 2]",
+            b"x\n" + json.dumps({"k": "v", "g": "elsewhere", "v": "seven"}).encode(),
+            b"x\n" + json.dumps({"k": "P", "p": {g["id"]: [["a"], 1]}}).encode(),
+            b"\xff\xfe\n{}",
+        ]
+        for data in bad:
+            plain.publish(channel, data)
+        state = one.get(f"/api/online/{g['id']}", headers=auth[0]).json()
+        body = {"move": state["legal"][0], "version": 0}
+        assert (
+            one.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[0]).status_code == 200
+        )
+        deadline = time.monotonic() + 10
+        while two.app.state.hub.sessions[g["id"]].version != 1:  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "the real version never arrived"
+            time.sleep(0.05)
+        assert broker.malformed == len(bad)
+        assert broker.applied == 1 and broker.reloads == 0  # no catch-up
+        assert plain.pubsub_numsub(channel) == [(channel.encode(), 2)]
+    plain.close()

@@ -221,6 +221,7 @@ class RedisBroker(LocalBroker):
         #: when the held leases were last renewed (asked at)
         self._renewed = time.monotonic()
         self.applied = 0
+        self.malformed = 0
         self.reloads = 0
         self.unsent = 0
         self.takeovers = 0
@@ -334,8 +335,8 @@ class RedisBroker(LocalBroker):
         pause = 0.1
         first = True
         while True:
+            pubsub = self.client.pubsub()
             try:
-                pubsub = self.client.pubsub()
                 await pubsub.subscribe(self.channel)
                 ready.set()
                 if not first:
@@ -352,15 +353,30 @@ class RedisBroker(LocalBroker):
                     head, _, body = bytes(item["data"]).partition(b"\n")
                     if head + b"\n" == self._head:
                         continue  # this process's own
-                    msg = orjson.loads(body)
-                    msg["o"] = head.decode()
-                    self._hear(msg)
+                    try:
+                        msg = orjson.loads(body)
+                        if not isinstance(msg, dict):
+                            raise ValueError("not an object")
+                        msg["o"] = head.decode()
+                        self._hear(msg)
+                    except Exception as err:
+                        # One bad message (another version's, or garbage) is
+                        # skipped: not a reconnection and a catch-up of
+                        # every game.
+                        self.malformed += 1
+                        if self.malformed == 1 or self.malformed % 1000 == 0:
+                            log.error(
+                                "broker: a message skipped (%s; %d so far)", err, self.malformed
+                            )
             except asyncio.CancelledError:
                 raise
             except Exception as err:
                 log.error("broker: lost Redis (%s); reconnecting", err)
                 await asyncio.sleep(pause)
                 pause = min(2.0, pause * 2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
 
     def _hear(self, msg: dict[str, Any]) -> None:
         origin = msg.get("o")
