@@ -553,7 +553,6 @@ def test_malformed_messages_are_skipped_without_reconnecting_or_catching_up(
     leaked connection) and goes on applying the real versions."""
     pytest.importorskip("fastapi")
     import redis
-
     from fastapi.testclient import TestClient
 
     from donutbox.server.app import create_app
