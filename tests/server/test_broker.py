@@ -595,3 +595,85 @@ def test_malformed_messages_are_skipped_without_reconnecting_or_catching_up(
         assert broker.applied == 1 and broker.reloads == 0  # no catch-up
         assert plain.pubsub_numsub(channel) == [(channel.encode(), 2)]
     plain.close()
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server to restart")
+def test_leases_dropped_while_redis_was_away_are_asked_for_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A broker holding a game's lease loses Redis for longer than a lease:
+    it stops running the game (the lease may be another's by then); once
+    Redis is back, the games in memory ask for their leases again (the AI
+    seats are kicked and the clocks scheduled, which is what asks), with
+    nobody having moved meanwhile."""
+    pytest.importorskip("redis")
+    from donutbox.server import broker as broker_module
+
+    monkeypatch.setattr(broker_module, "LEASE_MS", 600)
+    monkeypatch.setattr(broker_module, "RENEW_SECONDS", 0.15)
+    monkeypatch.setattr(broker_module, "SCAN_SECONDS", 0.1)
+    port = _free_port()
+
+    def start_redis() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [*REDIS_SERVER, "--port", str(port), "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return proc
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+
+    kicked: list[str] = []
+    scheduled: list[str] = []
+    game = type("S", (), {"id": "g", "game": type("G", (), {"finished": False})()})()
+
+    class Hub:
+        def __init__(self) -> None:
+            self.sessions: dict[str, Any] = {"g": game}
+            self.locks: dict[str, Any] = {}
+
+        fanout = type("F", (), {"readers": {}})()
+        seats = type("A", (), {"kick": staticmethod(kicked.append)})()
+        clocks = type(
+            "C",
+            (),
+            {
+                "drop": staticmethod(lambda _g: None),
+                "schedule": staticmethod(lambda s: scheduled.append(s.id)),
+            },
+        )()
+
+    redis_proc = start_redis()
+
+    async def main() -> None:
+        nonlocal redis_proc
+        b = RedisBroker(f"redis://127.0.0.1:{port}/0", "away")
+        b.attach(Hub())  # type: ignore[arg-type]
+        await b.start()
+        try:
+            assert await b.client.set(b._lease("g"), b.origin, nx=True, px=600)
+            b.held.add("g")
+            redis_proc.kill()
+            redis_proc.wait(10)
+            deadline = time.monotonic() + 10
+            while b.holds("g"):
+                assert time.monotonic() < deadline, "the lease was never dropped"
+                await asyncio.sleep(0.05)
+            kicked.clear()
+            scheduled.clear()
+            redis_proc = start_redis()
+            deadline = time.monotonic() + 15
+            while "g" not in kicked or "g" not in scheduled:
+                assert time.monotonic() < deadline, "the game never asked again"
+                await asyncio.sleep(0.05)
+        finally:
+            await b.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        redis_proc.kill()
+        redis_proc.wait(10)

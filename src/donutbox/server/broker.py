@@ -340,10 +340,12 @@ class RedisBroker(LocalBroker):
                 await pubsub.subscribe(self.channel)
                 ready.set()
                 if not first:
-                    # Messages may have been missed meanwhile: catch up.
+                    # Messages may have been missed meanwhile: catch up; and
+                    # leases dropped while Redis was away are asked for again.
                     hub = self.hub
                     for game_id in list(hub.sessions) if hub else []:
                         self._spawn(self.refresh(game_id))
+                    self._ask_again()
                 first = False
                 pause = 0.1
                 while True:
@@ -734,6 +736,20 @@ class RedisBroker(LocalBroker):
                         self.held.discard(game_id)
                         if hub is not None:
                             hub.clocks.drop(game_id)
+                    self._ask_again()
+
+    def _ask_again(self) -> None:
+        """Every game in memory with an AI seat to move or a running clock
+        asks for its lease again (after leases were dropped without Redis,
+        and when it is back: nothing else would ask while nobody moves)."""
+        hub = self.hub
+        if hub is None:
+            return
+        for game_id, s in list(hub.sessions.items()):
+            if s.game.finished:
+                continue
+            hub.seats.kick(game_id)
+            hub.clocks.schedule(s)
 
     async def _renew_all(self) -> None:
         hub = self.hub
