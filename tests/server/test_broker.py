@@ -677,3 +677,33 @@ def test_leases_dropped_while_redis_was_away_are_asked_for_again(
     finally:
         redis_proc.kill()
         redis_proc.wait(10)
+
+
+def test_a_clock_s_turn_travels_as_time_elapsed_not_wall_clock_time(
+    store: Store, monkeypatch: Any
+) -> None:
+    """The turn's clock is sent as the seconds it has run, and set from
+    them on arrival, whatever the wall clock says (machines whose clocks
+    disagree by minutes still agree on the turn)."""
+    from donutbox.server import broker as broker_module
+    from donutbox.server.broker import clock_ref
+    from donutbox.server.online import Clock
+
+    stored = store.create(
+        "t", "online", ["human", "human"], {}, Game.new(None, ["A", "B"]).to_record()
+    )
+    s = GameSession(stored, store)
+    s.clock = Clock.from_dict(
+        {"initial_ms": 60_000, "increment_ms": 0, "remaining_ms": [60_000, 60_000], "running": True}
+    )
+    s.clock.turn_started = time.monotonic() - 7.0
+    monkeypatch.setattr(broker_module.time, "time", lambda: 0.0)  # a wall clock far off
+    sent = clock_ref(s)
+    assert sent is not None and 7.0 <= sent < 8.0
+    other = store.get(stored.id)
+    assert other is not None
+    other.options = {"online": {"clock": s.clock.to_dict()}}
+    there = GameSession(other, store)
+    adopt(there, other, sent)
+    assert there.clock is not None and there.clock.turn_started is not None
+    assert 7.0 <= time.monotonic() - there.clock.turn_started < 8.0

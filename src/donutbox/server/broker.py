@@ -8,18 +8,19 @@ sent anywhere.
 With ``donutbox serve --broker redis://...`` (``RedisBroker``) any number of
 processes, on one machine or many, share one database and one Redis:
 
-- **Versions.**  The database stays the only authority.  After a process
-  stores a version of a game it publishes it on the ``<prefix>:games``
-  channel: the game, the version, and what was stored (the record and the
-  options: a few kilobytes), plus the wall-clock time its clock's turn
-  started.  Every other process with that game in memory applies it (one
-  move played on its copy of the game, or the record played back), under the
-  game's lock, and sends each of its readers its own filtered view, as for
-  a move made there.  A process applies a game's versions in order, each
-  once: an older or equal version is ignored, and one that leaves a gap (a
-  message lost while Redis was away, or two publishers racing) makes it read
-  the game from the database instead.  A process that loads a game just
-  after a version of it went by reads it again.
+- **Versions.** The database stays the only authority. After a process stores
+  a version of a game it publishes it on the ``<prefix>:games`` channel: the
+  game, the version, and what was stored (the record and the options: a few
+  kilobytes), plus how long its clock's running turn has run (an interval:
+  the machines' wall clocks need not agree). Every other process with that
+  game in memory applies it (one move played on its copy of the game, or the
+  record played back), under the game's lock, and sends each of its readers
+  its own filtered view, as for a move made there. A process applies a
+  game's versions in order, each once: an older or equal version is ignored,
+  and one that leaves a gap (a message lost while Redis was away, or two
+  publishers racing) makes it read the game from the database instead. A
+  process that loads a game just after a version of it went by reads it
+  again.
 - **Leases.**  A game's AI seats and clock run on exactly one process: the
   holder of the game's lease, a Redis key ``<prefix>:lease:<game>`` set with
   ``SET NX PX`` (``LEASE_MS``) and renewed every ``RENEW_SECONDS`` by a Lua
@@ -110,15 +111,17 @@ return 0
 
 
 def clock_ref(s: GameSession) -> float | None:
-    """The wall-clock time at which the running turn's clock started."""
+    """How long the running turn's clock has run (seconds), as sent to the
+    other processes: an interval, so their wall clocks need not agree."""
     c = s.clock
     if c is None or not c.running or c.turn_started is None:
         return None
-    return time.time() - (time.monotonic() - c.turn_started)
+    return max(0.0, time.monotonic() - c.turn_started)
 
 
-def _monotonic_of(wall: float) -> float:
-    return time.monotonic() - max(0.0, time.time() - wall)
+def _monotonic_of(elapsed: float) -> float:
+    """The turn's start on this process's monotonic clock."""
+    return time.monotonic() - max(0.0, float(elapsed))
 
 
 class LocalBroker:
@@ -317,7 +320,7 @@ class RedisBroker(LocalBroker):
                 "r": s.game.to_record(),
                 "op": s.options,
                 "f": s.game.finished,
-                "t": clock_ref(s),
+                "e": clock_ref(s),
                 "tb": _takeback_wire(s.takeback),
             }
         )
@@ -327,7 +330,7 @@ class RedisBroker(LocalBroker):
         if key in self.clock_known:
             return
         self.clock_known.add(key)
-        self._send({"k": "c", "g": s.id, "v": s.version, "t": clock_ref(s)})
+        self._send({"k": "c", "g": s.id, "v": s.version, "e": clock_ref(s)})
 
     # -- hearing ------------------------------------------------------------------
 
@@ -466,7 +469,7 @@ class RedisBroker(LocalBroker):
                     created=datetime.now(UTC),
                     updated=datetime.now(UTC),
                 )
-                adopt(s, stored, msg.get("t"))
+                adopt(s, stored, msg.get("e"))
                 s.takeback = takeback
                 self.applied += 1
             else:  # a gap: the database has what was missed
@@ -519,10 +522,10 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id)
             if s is None or s.version != int(msg["v"]) or s.clock is None:
                 return
-            wall = msg.get("t")
+            elapsed = msg.get("e")
             self.clock_known.add((game_id, s.version))
             s.clock.running = True
-            s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+            s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
             hub.fanout.publish(s)
         hub.clocks.schedule(s)
 
@@ -690,7 +693,7 @@ class RedisBroker(LocalBroker):
                     async with lock:
                         s.clock.turn_started = time.monotonic()
                         self.clock_known.add((game_id, s.version))
-                        self._send({"k": "c", "g": game_id, "v": s.version, "t": clock_ref(s)})
+                        self._send({"k": "c", "g": game_id, "v": s.version, "e": clock_ref(s)})
                         hub.fanout.publish(s)
             hub.seats.kick(game_id)
             hub.clocks.schedule(s)
@@ -801,7 +804,7 @@ def _takeback_of(wire: Any) -> tuple[int, int, set[int]] | None:
     return int(by), int(version), {int(x) for x in agreed}
 
 
-def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
+def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
     """Make ``s`` the game as ``stored`` (a newer version stored by another
     process): one move played on its game when that is all that changed, the
     record played back otherwise.  What only this process knows of the game
@@ -832,7 +835,7 @@ def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
     clock = online.get("clock")
     s.clock = Clock.from_dict(clock) if clock else None
     if s.clock is not None and s.clock.running:
-        s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+        s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
     s.takeback = None
 
 
