@@ -250,6 +250,7 @@ def test_a_lease_is_one_process_s_until_it_stops_renewing(monkeypatch: Any) -> N
             got = await a.client.set(a._lease("g"), a.origin, nx=True, px=600)
             assert got
             a.held.add("g")
+            a.held_at["g"] = time.monotonic()
             await a.client.sadd(a.active_key, "g")
             hubs[0].sessions["g"] = type("S", (), {"game": type("G", (), {"finished": False})()})()
             b.want("g")
@@ -656,10 +657,11 @@ def test_leases_dropped_while_redis_was_away_are_asked_for_again(
         try:
             assert await b.client.set(b._lease("g"), b.origin, nx=True, px=600)
             b.held.add("g")
+            b.held_at["g"] = time.monotonic()
             redis_proc.kill()
             redis_proc.wait(10)
             deadline = time.monotonic() + 10
-            while b.holds("g"):
+            while "g" in b.held:
                 assert time.monotonic() < deadline, "the lease was never dropped"
                 await asyncio.sleep(0.05)
             kicked.clear()
@@ -707,3 +709,22 @@ def test_a_clock_s_turn_travels_as_time_elapsed_not_wall_clock_time(
     adopt(there, other, sent)
     assert there.clock is not None and there.clock.turn_started is not None
     assert 7.0 <= time.monotonic() - there.clock.turn_started < 8.0
+
+
+def test_a_lease_not_renewed_lately_is_not_trusted() -> None:
+    """``holds`` is not mere membership: a lease set or renewed longer ago
+    than its length less the margin (a renewal that hangs, a paused
+    process) may have expired in Redis, so this process no longer acts on
+    it; one renewed just now is held."""
+    pytest.importorskip("redis")
+    from donutbox.server import broker as broker_module
+
+    b = RedisBroker("redis://127.0.0.1:1/0", "unused")  # never connected
+    b.held.add("g")
+    seconds = broker_module.LEASE_MS / 1000
+    b.held_at["g"] = time.monotonic() - (seconds - broker_module.LEASE_MARGIN) - 0.05
+    assert not b.holds("g")
+    b.held_at["g"] = time.monotonic()
+    assert b.holds("g")
+    b.held.discard("g")
+    assert not b.holds("g")

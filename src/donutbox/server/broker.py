@@ -83,6 +83,11 @@ SCAN_SECONDS = 0.5
 #: How often a process repeats its presence; forgotten after PRESENCE_STALE.
 PRESENCE_BEAT = 3.0
 PRESENCE_STALE = 10.0
+#: A renewal's answer is waited for at most this long (seconds).
+RENEW_TIMEOUT = 1.0
+#: Taken off a lease's length by ``holds`` (seconds, at most a quarter of it):
+#: a lease is trusted only while surely unexpired in Redis.
+LEASE_MARGIN = 0.5
 #: Versions heard of for games not in memory, remembered at most.
 HEARD = 10_000
 #: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
@@ -108,6 +113,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+
+
+def _valid() -> float:
+    """Seconds after its setting or renewal that a lease is trusted."""
+    seconds = LEASE_MS / 1000
+    return seconds - min(LEASE_MARGIN, seconds / 4)
 
 
 def clock_ref(s: GameSession) -> float | None:
@@ -208,6 +219,8 @@ class RedisBroker(LocalBroker):
         self.buckets_client: Any = None
         #: games whose lease this process holds, and those being asked for
         self.held: set[str] = set()
+        #: when each held lease was last set or renewed (asked at, monotonic)
+        self.held_at: dict[str, float] = {}
         self.wanted: set[str] = set()
         #: when another process was found holding a game's lease
         self.refused: dict[str, float] = {}
@@ -639,7 +652,10 @@ class RedisBroker(LocalBroker):
     # -- leases ---------------------------------------------------------------------
 
     def holds(self, game_id: str) -> bool:
-        return game_id in self.held
+        # Held, and set or renewed recently enough that it cannot have
+        # expired in Redis meanwhile (a renewal that hangs does not keep it).
+        at = self.held_at.get(game_id)
+        return game_id in self.held and at is not None and time.monotonic() - at < _valid()
 
     def want(self, game_id: str) -> None:
         if game_id in self.held or game_id in self.wanted:
@@ -655,6 +671,7 @@ class RedisBroker(LocalBroker):
         assert hub is not None
         try:
             try:
+                asked = time.monotonic()
                 got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
                 if not got:
                     # Another process runs it (the scan takes it if that one dies).
@@ -668,6 +685,7 @@ class RedisBroker(LocalBroker):
                 log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
                 return
             self.held.add(game_id)
+            self.held_at[game_id] = asked
             try:
                 s = await hub.load(game_id)
             except (NoSuchGame, StorageError):
@@ -704,6 +722,7 @@ class RedisBroker(LocalBroker):
         if game_id not in self.held:
             return
         self.held.discard(game_id)
+        self.held_at.pop(game_id, None)
         hub = self.hub
         if hub is not None:
             hub.clocks.drop(game_id)
@@ -737,6 +756,7 @@ class RedisBroker(LocalBroker):
                     hub = self.hub
                     for game_id in list(self.held):
                         self.held.discard(game_id)
+                        self.held_at.pop(game_id, None)
                         if hub is not None:
                             hub.clocks.drop(game_id)
                     self._ask_again()
@@ -765,12 +785,18 @@ class RedisBroker(LocalBroker):
             self._renewed = time.monotonic()
             return
         asked = time.monotonic()
-        kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
+        kept = await asyncio.wait_for(
+            self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS]),
+            RENEW_TIMEOUT,
+        )
         self._renewed = asked
         for game_id, ok in zip(games, kept, strict=True):
+            if ok and game_id in self.held:
+                self.held_at[game_id] = asked
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
                 self.held.discard(game_id)
+                self.held_at.pop(game_id, None)
                 if hub is not None:
                     hub.clocks.drop(game_id)
                 # Asked for again: it is free if Redis lost it (a restart),
