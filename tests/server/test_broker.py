@@ -728,3 +728,17 @@ def test_a_lease_not_renewed_lately_is_not_trusted() -> None:
     assert b.holds("g")
     b.held.discard("g")
     assert not b.holds("g")
+
+
+def test_clock_starts_are_forgotten_with_their_games() -> None:
+    """What clock starts were announced is kept per game in memory only:
+    released games and games that left memory are dropped at the next
+    renewal round (it does not grow with every game ever seen)."""
+    pytest.importorskip("redis")
+
+    b = RedisBroker("redis://127.0.0.1:1/0", "unused")  # never connected
+    hub = type("H", (), {"sessions": {"here": object()}})()
+    b.attach(hub)  # type: ignore[arg-type]
+    b.clock_known.update({"here": 4, "gone": 7})
+    asyncio.run(b._renew_all())  # nothing held: no Redis call
+    assert b.clock_known == {"here": 4}

@@ -228,8 +228,9 @@ class RedisBroker(LocalBroker):
         self.remote: dict[str, dict[str, tuple[set[int], int, float]]] = {}
         #: the newest version heard of, for games not in memory here
         self.heard: OrderedDict[str, int] = OrderedDict()
-        #: (game, version) whose clock start was announced or heard
-        self.clock_known: set[tuple[str, int]] = set()
+        #: per game, the version whose clock start was announced or heard
+        #: (dropped when the game is released or leaves memory)
+        self.clock_known: dict[str, int] = {}
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -339,10 +340,9 @@ class RedisBroker(LocalBroker):
         )
 
     def clock_started(self, s: GameSession) -> None:
-        key = (s.id, s.version)
-        if key in self.clock_known:
+        if self.clock_known.get(s.id) == s.version:
             return
-        self.clock_known.add(key)
+        self.clock_known[s.id] = s.version
         self._send({"k": "c", "g": s.id, "v": s.version, "e": clock_ref(s)})
 
     # -- hearing ------------------------------------------------------------------
@@ -536,7 +536,7 @@ class RedisBroker(LocalBroker):
             if s is None or s.version != int(msg["v"]) or s.clock is None:
                 return
             elapsed = msg.get("e")
-            self.clock_known.add((game_id, s.version))
+            self.clock_known[game_id] = s.version
             s.clock.running = True
             s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
             hub.fanout.publish(s)
@@ -710,7 +710,7 @@ class RedisBroker(LocalBroker):
                 if s.clock is not None and s.clock.running and lock is not None:
                     async with lock:
                         s.clock.turn_started = time.monotonic()
-                        self.clock_known.add((game_id, s.version))
+                        self.clock_known[game_id] = s.version
                         self._send({"k": "c", "g": game_id, "v": s.version, "e": clock_ref(s)})
                         hub.fanout.publish(s)
             hub.seats.kick(game_id)
@@ -723,6 +723,7 @@ class RedisBroker(LocalBroker):
             return
         self.held.discard(game_id)
         self.held_at.pop(game_id, None)
+        self.clock_known.pop(game_id, None)
         hub = self.hub
         if hub is not None:
             hub.clocks.drop(game_id)
@@ -780,6 +781,9 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id) if hub is not None else None
             if s is None or s.game.finished:
                 self.release(game_id)
+        if hub is not None:  # games that left memory (held here or not)
+            for game_id in [g for g in self.clock_known if g not in hub.sessions]:
+                del self.clock_known[game_id]
         games = sorted(self.held)
         if not games:
             self._renewed = time.monotonic()
