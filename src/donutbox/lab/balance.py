@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import Rules
 from ..core.decks import Composition
 from ..usage import plural
-from .match import GameResult
+from .match import GameResult, result_of
 from .sim import GameSpec, run_specs, specs, summarize
 from .stats import wilson
 
@@ -100,31 +100,13 @@ def result_from_record(record: dict[str, Any], seconds: float = 0.0) -> GameResu
         game.play(move)
     if not game.finished:
         raise ValueError(f"the record of seed {record.get('seed')} is of an unfinished game")
-    n = len(game.names)
-    by_source = {"sealed": [0] * n, "boxed": [0] * n, "end": [0] * n}
-    boxes = {"sealed": 0, "boxed": 0, "end": 0}
-    roll_points = [0] * n
-    for d in game.deliveries:
-        boxes[d.how] += 1
-        for p in d.to:
-            by_source[d.how][p] += d.points
-            if d.points == 2 * d.size:
-                roll_points[p] += d.points
-    return GameResult(
+    return result_of(
+        game,
         seed=int(record["seed"]),
         seats=list(record["agents"]),
-        rules=game.rules,
-        scores=game.scores,
-        winners=game.winners,
-        delivered=game.boxes_delivered,
-        plies=game.ply,
         swaps=swaps,
         passes=passes,
-        points_by_source=by_source,
-        boxes=boxes,
-        roll_points=roll_points,
         seconds=seconds,
-        ended_by=game.ended_by or "",
         record=record,
     )
 

@@ -66,7 +66,37 @@ def play_game(
         game.play(move)
         swaps += move.kind == "swap"
         passes += move.kind == "pass"
-    n = len(seats)
+    record = game.to_record() if keep_record else {}
+    if keep_record:
+        record["agents"] = list(seats)
+        record["result"] = {"scores": game.scores, "winners": game.winners}
+    return result_of(
+        game,
+        seed=seed,
+        seats=seats,
+        swaps=swaps,
+        passes=passes,
+        seconds=time.perf_counter() - start,
+        record=record,
+        deck=deck.name if deck is not None else "standard",
+    )
+
+
+def result_of(
+    game: Game,
+    *,
+    seed: int,
+    seats: list[str],
+    swaps: int,
+    passes: int,
+    seconds: float,
+    record: dict[str, Any],
+    deck: str = "standard",
+) -> GameResult:
+    """The figures of a finished ``game`` (where its points came from, its
+    boxes by how they were delivered), for a game just played or one
+    replayed from its record (``balance.result_from_record``)."""
+    n = len(game.names)
     by_source = {"sealed": [0] * n, "boxed": [0] * n, "end": [0] * n}
     boxes = {"sealed": 0, "boxed": 0, "end": 0}
     roll_points = [0] * n
@@ -74,16 +104,12 @@ def play_game(
         boxes[d.how] += 1
         for p in d.to:
             by_source[d.how][p] += d.points
-            if d.points == 2 * d.size:
+            if d.points == 2 * d.size:  # a doubled box: it held a Cinnamon Roll
                 roll_points[p] += d.points
-    record = game.to_record() if keep_record else {}
-    if keep_record:
-        record["agents"] = list(seats)
-        record["result"] = {"scores": game.scores, "winners": game.winners}
     return GameResult(
         seed=seed,
         seats=list(seats),
-        rules=rules,
+        rules=game.rules,
         scores=game.scores,
         winners=game.winners,
         delivered=game.boxes_delivered,
@@ -93,8 +119,8 @@ def play_game(
         points_by_source=by_source,
         boxes=boxes,
         roll_points=roll_points,
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
         ended_by=game.ended_by or "",
-        deck=deck.name if deck is not None else "standard",
+        deck=deck,
         record=record,
     )
