@@ -12,8 +12,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from starlette.websockets import WebSocketDisconnect
 
 from donutbox.server.app import create_app
 from donutbox.server.online import MESSAGE_TYPES
@@ -61,6 +62,7 @@ def test_websocket_messages_never_crash_and_refusals_change_nothing(tmp_path: Pa
 
         @SETTINGS
         @given(text=MESSAGES, introduce=st.booleans())
+        @example(text=json.dumps({"type": "hello", "token": "not-a-seat"}), introduce=False)
         def check(text: str, introduce: bool) -> None:
             before = snapshot()
             with client.websocket_connect(url) as ws:
@@ -71,7 +73,16 @@ def test_websocket_messages_never_crash_and_refusals_change_nothing(tmp_path: Pa
                 ws.send_text(json.dumps({"type": "ping", "ref": "end"}))
                 replies = []
                 while True:  # the socket answers everything, then the ping
-                    msg = ws.receive_json()
+                    try:
+                        msg = ws.receive_json()
+                    except WebSocketDisconnect as closed:
+                        # A hello whose token opens nothing is answered with
+                        # an error and close 4404 (protocol.CLOSE_NO_GAME),
+                        # exactly as for a game that does not exist.
+                        assert closed.code == 4404, closed
+                        assert '"hello"' in text
+                        assert replies and replies[-1]["type"] == "error"
+                        break
                     if msg == {"type": "pong", "ref": "end"}:
                         break
                     replies.append(msg)
