@@ -82,12 +82,18 @@ def test_a_table_fills_leaves_and_refuses_a_fifth(app) -> None:  # type: ignore[
 
 
 def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = players(app, "ann", "bob", "cat")
-    lobby = app.state.community.lobby
+    ann, bob, cat, ghost = players(app, "ann", "bob", "cat", "ghost")
+    engine = app.state.hub.store.engine
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     # Bob's seat taken while the table has not started yet (as when two
     # join at the same moment): the lobby's table is full.
-    lobby.tables[t["id"]].waiting.append(lobby.tables[t["id"]].host.__class__(999, "ghost"))
+    with engine.begin() as conn:
+        (ghost_id,) = conn.exec_driver_sql("select id from users where name = 'ghost'").one()
+        conn.exec_driver_sql(
+            "insert into lobby_places (user_id, name, table_id, seq, since)"
+            f" values ({ghost_id}, 'ghost', '{t['id']}', 2, 0)"
+        )
+        conn.exec_driver_sql(f"update lobby_tables set seated = 2, joins = 2 where id = '{t['id']}'")
     r = cat.post(f"/api/lobby/tables/{t['id']}/join")
     assert r.status_code == 409 and r.json() == {"detail": "table: full"}
     assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann", "ghost"]
@@ -108,7 +114,6 @@ def test_bad_table_requests_name_the_field(app) -> None:  # type: ignore[no-unty
 
 def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-untyped-def]
     ann, bob, cat = players(app, "ann", "bob", "cat")
-    lobby = app.state.community.lobby
     ratings = app.state.community.ratings
     # Cat is far stronger: her rating (mu - 3 sigma) is 30, theirs 0.
     from sqlalchemy.orm import Session
@@ -125,13 +130,15 @@ def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-unty
     r = bob.post("/api/lobby/queue", {"players": 2}).json()
     assert r["queued"] is False and r["game"]
     # Ann and Bob (0 and 0) were paired; Cat (30) still waits.
-    assert [w.user.name for w in lobby.queue] == ["cat"]
+    assert bob.get("/api/lobby").json()["queue"] == {f"{key}/2": 1}
+    assert cat.get("/api/lobby").json()["queued"] == {"rules_key": key, "players": 2}
+    assert ann.get("/api/lobby").json()["queued"] is None
     for p in (ann, bob):
         assert [g["game"] for g in p.get("/api/lobby").json()["games"]] == [r["game"]]
     assert cat.get("/api/lobby").json()["games"] == []
     # Leaving the queue.
     assert cat.post("/api/lobby/queue/leave").json() == {"queued": False}
-    assert lobby.queue == []
+    assert cat.get("/api/lobby").json()["queue"] == {}
 
 
 def test_an_invitation_appears_live_on_the_friends_lobby_socket(app) -> None:  # type: ignore[no-untyped-def]
