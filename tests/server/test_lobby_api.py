@@ -82,7 +82,7 @@ def test_a_table_fills_leaves_and_refuses_a_fifth(app) -> None:  # type: ignore[
 
 
 def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat, ghost = players(app, "ann", "bob", "cat", "ghost")
+    ann, bob, cat, _ghost = players(app, "ann", "bob", "cat", "ghost")
     engine = app.state.hub.store.engine
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     # Bob's seat taken while the table has not started yet (as when two
@@ -93,7 +93,9 @@ def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untype
             "insert into lobby_places (user_id, name, table_id, seq, since)"
             f" values ({ghost_id}, 'ghost', '{t['id']}', 2, 0)"
         )
-        conn.exec_driver_sql(f"update lobby_tables set seated = 2, joins = 2 where id = '{t['id']}'")
+        conn.exec_driver_sql(
+            f"update lobby_tables set seated = 2, joins = 2 where id = '{t['id']}'"
+        )
     r = cat.post(f"/api/lobby/tables/{t['id']}/join")
     assert r.status_code == 409 and r.json() == {"detail": "table: full"}
     assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann", "ghost"]
