@@ -5,13 +5,16 @@ every answer for secrets."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import Player, play_to_the_end
+from community_helpers import PASSWORD, Player, play_to_the_end
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect as sa_inspect
 
 from donutbox.core import Game
 from donutbox.core.cards import rotate
@@ -287,3 +290,83 @@ def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> No
     board = ann.get(f"/api/leaderboard?rules={h['rules']}").json()["players"]
     assert sorted(e["name"] for e in board) == ["ann", "bob"]
     assert all(e["games"] == 1 for e in board)
+
+
+def _made_by_the_previous_code(url: str) -> None:
+    """A database as the code before the lobby's tables left it: schema
+    revision 0001 (its migration is unchanged), with a player signed up."""
+    from alembic import command
+    from alembic.config import Config
+
+    from donutbox.server import migrate
+    from donutbox.server.accounts import Accounts
+    from donutbox.server.storage import make_engine
+
+    engine = make_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrate.MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    Accounts(engine).sign_up("ann", PASSWORD)
+    with engine.connect() as conn:
+        tables = set(sa_inspect(conn).get_table_names())
+    assert "users" in tables and not any(t.startswith("lobby_") for t in tables)
+    if not url.startswith("sqlite"):
+        engine.dispose()
+
+
+def _upgraded_lobby_works(url: str) -> None:
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        ann, bob = Player(app, "ann"), Player(app, "bob")
+        assert ann.sign_in().status_code == 200  # the account made before
+        assert bob.sign_up().status_code == 200
+        t = ann.post("/api/lobby/tables", {"players": 2}).json()
+        assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann"]
+        game = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
+        assert [g["game"] for g in ann.get("/api/lobby").json()["games"]] == [game]
+        with app.state.hub.store.engine.connect() as conn:
+            version = conn.exec_driver_sql("select version_num from alembic_version").all()
+        assert [tuple(r) for r in version] == [("0002",)]
+
+
+def test_a_database_of_the_previous_code_gets_the_lobby_s_tables(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    _made_by_the_previous_code(url)
+    _upgraded_lobby_works(url)
+    # The lobby survives a restart: a table opened, the server stopped.
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        ann = Player(app, "ann")
+        assert ann.sign_in().status_code == 200
+        t = ann.post("/api/lobby/tables", {"players": 3}).json()
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        bob = Player(app, "bob")
+        assert bob.sign_in().status_code == 200
+        tables = bob.get("/api/lobby").json()["tables"]
+        assert [(x["id"], x["waiting"]) for x in tables] == [(t["id"], ["ann"])]
+
+
+PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+
+
+@pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+def test_a_postgresql_database_of_the_previous_code_gets_the_lobby_s_tables() -> None:
+    psycopg = pytest.importorskip("psycopg")
+    assert PG_URL is not None
+    name = f"lobby_old_{secrets.token_hex(5)}"
+    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        url = PG_URL.rsplit("/", 1)[0] + "/" + name
+        _made_by_the_previous_code(url)
+        _upgraded_lobby_works(url)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
