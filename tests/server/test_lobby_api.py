@@ -327,6 +327,10 @@ def _upgraded_lobby_works(url: str) -> None:
         assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann"]
         game = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
         assert [g["game"] for g in ann.get("/api/lobby").json()["games"]] == [game]
+        # An id no table can have is no table (never a query PostgreSQL refuses).
+        for bad in ("a%00b", "%C3%A9t%C3%A9", "x" * 17):
+            r = bob.post(f"/api/lobby/tables/{bad}/join")
+            assert r.status_code == 404 and r.json()["detail"] == "table: no such open table"
         with app.state.hub.store.engine.connect() as conn:
             version = conn.exec_driver_sql("select version_num from alembic_version").all()
         assert [tuple(r) for r in version] == [("0002",)]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -58,6 +59,9 @@ from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
 log = logging.getLogger("donutbox.server.lobby")
 
 MAX_TABLES = 500
+#: What a table's id may be (``secrets.token_urlsafe(9)`` makes 12 of these):
+#: anything else is no table, never a query.
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
 MAX_INVITES = 20
 #: A player is online for this long after their last lobby request.
 SEEN_SECONDS = 60.0
@@ -257,7 +261,7 @@ class LobbyStore:
 
     @staticmethod
     def _open(db: Session, table_id: str) -> LobbyTableRow:
-        t = db.get(LobbyTableRow, table_id) if len(table_id) <= 32 else None
+        t = db.get(LobbyTableRow, table_id) if TABLE_ID.fullmatch(table_id) else None
         if t is None or t.starting is not None:
             raise NoSuchGame("table: no such open table")
         return t
