@@ -21,8 +21,9 @@ every transaction) and PostgreSQL (any number of processes):
   process's open lobby sockets (renewed every tick, forgotten
   ``SOCKET_TTL`` seconds after a process stops renewing them).
 
-Times are wall-clock seconds (``time.time()``): the machines' clocks must
-agree to within a second or two (NTP), as they must for the broker's leases.
+Times (presence, expiry, how long a player has waited) are the database's
+clock on PostgreSQL (``clock_timestamp()``), so the machines' own clocks
+need not agree; on SQLite (one process) this machine's.
 """
 
 from __future__ import annotations
@@ -236,6 +237,14 @@ def _public(t: LobbyTableRow, waiting: list[str]) -> dict[str, Any]:
 class LobbyStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._db_clock = engine.dialect.name == "postgresql"
+
+    def _now(self, db: Session) -> float:
+        """Seconds since 1970 by the database's clock (every process asks
+        the same one), or this machine's on SQLite (one process)."""
+        if not self._db_clock:
+            return time.time()
+        return float(db.scalar(select(func.extract("epoch", func.clock_timestamp()))) or 0)
 
     # -- transactions -----------------------------------------------------------
 
@@ -346,7 +355,7 @@ class LobbyStore:
                 host_name=user.name,
                 seated=1,
                 joins=1,
-                created=time.time(),
+                created=self._now(db),
                 starting=None,
             )
             db.add(t)
@@ -391,7 +400,7 @@ class LobbyStore:
             seats = self._waiting(db, table_id)
             start = None
             if t2.seated >= t2.players:
-                t2.starting = time.time()
+                t2.starting = self._now(db)
                 start = Start(
                     rules=json.loads(t2.rules),
                     rules_key=t2.rules_key,
@@ -460,7 +469,7 @@ class LobbyStore:
                     rules_label=rules_label[:200],
                     players=players,
                     rating=rating,
-                    since=time.time(),
+                    since=self._now(db),
                 )
             )
             db.flush()
@@ -487,7 +496,7 @@ class LobbyStore:
         transaction (under the ``queue`` lock): the games to make."""
 
         def work(db: Session) -> list[Start]:
-            at = time.time() if now is None else now
+            at = self._now(db) if now is None else now
             self._lock(db, "queue")
             rows = db.scalars(
                 select(LobbyPlaceRow)
@@ -573,11 +582,9 @@ class LobbyStore:
 
         self._run(work)
 
-    def touch(self, user: User, at: float | None = None) -> None:
-        at = time.time() if at is None else at
-
+    def touch(self, user: User) -> None:
         def work(db: Session) -> None:
-            self._touch(db, user, at)
+            self._touch(db, user, self._now(db))
 
         self._run(work)
 
@@ -591,8 +598,8 @@ class LobbyStore:
             db.flush()
 
     def is_online(self, user_id: int) -> bool:
-        now = time.time()
         with Session(self.engine) as db:
+            now = self._now(db)
             seen = db.scalar(
                 select(LobbyPresenceRow.seen).where(LobbyPresenceRow.user_id == user_id)
             )
@@ -608,9 +615,9 @@ class LobbyStore:
     def open_socket(self, origin: str, user: User, most: int) -> bool:
         """One more lobby socket of ``user`` on this process, unless they
         have ``most`` open already (on every process)."""
-        now = time.time()
 
         def work(db: Session) -> bool:
+            now = self._now(db)
             self._touch(db, user, now)  # the player's row locked: one at a time
             live = db.scalar(
                 select(func.coalesce(func.sum(LobbySocketRow.sockets), 0)).where(
@@ -650,14 +657,14 @@ class LobbyStore:
         self._run(work)
 
     def beat(self, origin: str) -> None:
-        """This process's sockets are still open; what has expired goes."""
-        now = time.time()
+        """This process's sockets are still open: they count for another
+        ``SOCKET_TTL`` seconds."""
 
         def work(db: Session) -> None:
             db.execute(
                 update(LobbySocketRow)
                 .where(LobbySocketRow.origin == origin)
-                .values(until=now + SOCKET_TTL)
+                .values(until=self._now(db) + SOCKET_TTL)
             )
 
         self._run(work)
@@ -665,9 +672,9 @@ class LobbyStore:
     def sweep(self) -> int:
         """Forget expired sockets and presence, and close tables whose game
         was never made (the process making it died): how many such tables."""
-        now = time.time()
 
         def work(db: Session) -> int:
+            now = self._now(db)
             db.execute(delete(LobbySocketRow).where(LobbySocketRow.until < now))
             db.execute(
                 delete(LobbyPresenceRow).where(LobbyPresenceRow.seen < now - 2 * SEEN_SECONDS)
@@ -696,8 +703,8 @@ class LobbyStore:
     def public(self) -> dict[str, Any]:
         """The part everyone sees: the open tables, the queue's size per
         rule set, who is online (200 names at most)."""
-        now = time.time()
         with Session(self.engine) as db:
+            now = self._now(db)
             tables = db.scalars(
                 select(LobbyTableRow)
                 .where(LobbyTableRow.starting.is_(None))
