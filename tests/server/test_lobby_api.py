@@ -8,6 +8,7 @@ import json
 import os
 import re
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,37 @@ def test_a_postgresql_database_of_the_previous_code_gets_the_lobby_s_tables() ->
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_what_a_dead_process_left_in_the_lobby_expires(app) -> None:  # type: ignore[no-untyped-def]
+    """A process died while making a full table's game, another with bob's
+    lobby socket open: bob counts as online only until that socket's row
+    expires; the table holds its players until the sweep closes it (60 s
+    after it filled)."""
+    ann, _bob, cat = players(app, "ann", "bob", "cat")
+    store = app.state.community.lobby.store
+    engine = app.state.hub.store.engine
+    t = ann.post("/api/lobby/tables", {"players": 2}).json()
+    with engine.begin() as conn:
+        (bob_id,) = conn.exec_driver_sql("select id from users where name = 'bob'").one()
+        conn.exec_driver_sql(
+            f"update lobby_tables set starting = {time.time() - 61} where id = '{t['id']}'"
+        )
+        conn.exec_driver_sql(
+            "insert into lobby_sockets (origin, user_id, name, sockets, until)"
+            f" values ('dead:1:x', {bob_id}, 'bob', 1, {time.time() + 5})"
+        )
+    seen = cat.get("/api/lobby").json()
+    assert seen["tables"] == [] and "bob" in seen["online"]
+    assert ann.get("/api/lobby").json()["table"] is None
+    r = ann.post("/api/lobby/tables", {"players": 2})
+    assert r.status_code == 409 and r.json()["detail"].startswith("table: your game is starting")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"update lobby_sockets set until = {time.time() - 1}")
+    assert "bob" not in cat.get("/api/lobby").json()["online"]
+    assert store.sweep() in (0, 1)  # (0: the lobby's ticker swept it already)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("select count(*) from lobby_sockets").scalar() == 0
+        left = conn.exec_driver_sql(f"select count(*) from lobby_tables where id = '{t['id']}'")
+        assert left.scalar() == 0
+    assert ann.post("/api/lobby/tables", {"players": 2}).status_code == 200
