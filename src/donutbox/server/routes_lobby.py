@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
@@ -31,6 +32,7 @@ from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from .routes_online import new_online_game
 
 router = APIRouter()
+log = logging.getLogger("donutbox.server.lobby")
 
 #: Lobby sockets: at most this many per player and in all.
 MAX_SOCKETS_PER_USER = 4
@@ -191,7 +193,11 @@ async def lobby_socket(ws: WebSocket) -> None:
         while True:
             await event.wait()
             event.clear()
-            state = await lobby_state(c, user, shared=True)
+            try:
+                state = await lobby_state(c, user, shared=True)
+            except Exception as err:  # the database failed: the next change tries again
+                log.warning("lobby: a socket's state could not be read (%s)", type(err).__name__)
+                continue
             await ws.send_text(json.dumps({"type": "lobby", "lobby": state}))
 
     task: asyncio.Future[None] | None = None
