@@ -34,6 +34,7 @@ websockets = pytest.importorskip("websockets")
 psycopg = pytest.importorskip("psycopg")
 
 PASSWORD = "correct horse battery"
+PREFIX = f"test-{uuid.uuid4().hex[:10]}"
 
 
 def _admin_url() -> str:
@@ -64,9 +65,9 @@ def two(
     tmp_path_factory: pytest.TempPathFactory, fresh_db: str
 ) -> Iterator[tuple[multi.Serve, multi.Serve]]:
     """Two processes on that database and the test Redis (a key prefix of
-    their own)."""
+    their own: ``PREFIX``)."""
     folder = tmp_path_factory.mktemp("lobby")
-    env = {"DONUTBOX_BROKER_PREFIX": f"test-{uuid.uuid4().hex[:10]}"}
+    env = {"DONUTBOX_BROKER_PREFIX": PREFIX}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(multi, "PG", fresh_db)  # Serve's --db
         a = multi.Serve(folder / "one.log", env)
@@ -300,6 +301,13 @@ def test_an_invitation_sent_through_one_process_reaches_the_socket_on_the_other(
             assert status == 200
             # The table reaches bob's socket (a change made on the other process).
             await _next_state(ws, lambda s: t["id"] in {x["id"] for x in s["tables"]})
+            # Nonsense on the lobby's channel is skipped by both processes.
+            client = multi.redis.Redis.from_url(multi.REDIS)
+            try:
+                for junk in (b"x\n{not json", b"x\n" + b"1" * 500, b"x\n[1]", b'x\n{"u": "1"}'):
+                    client.publish(f"{PREFIX}:lobby", junk)
+            finally:
+                client.close()
             status, answer = await asyncio.to_thread(
                 ann.post, one, "/api/lobby/invite", {"to": bob.name, "table": t["id"]}
             )
@@ -363,3 +371,87 @@ def test_a_player_s_lobby_sockets_are_counted_on_both_processes_together(
                 await asyncio.sleep(0.1)
 
     asyncio.run(main())
+
+
+def _users(url: str, n: int) -> tuple[Any, list[Any]]:
+    from sqlalchemy import text
+
+    from donutbox.server import migrate
+    from donutbox.server.accounts import User
+    from donutbox.server.lobby_store import LobbyStore
+    from donutbox.server.storage import make_engine
+
+    engine = make_engine(url)
+    assert migrate.upgrade(engine)
+    tag = secrets.token_hex(3)
+    names = [f"t{tag}{i}" for i in range(n)]
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "insert into users (name, name_key, password_hash, created)"
+                " values (:n, :n, 'x', CURRENT_TIMESTAMP)"
+            ),
+            [{"n": name} for name in names],
+        )
+        rows = conn.execute(
+            text("select id, name from users where name like :t"), {"t": f"t{tag}%"}
+        )
+        users = [User(uid, name) for uid, name in rows]
+    return LobbyStore(engine), sorted(users, key=lambda u: u.id)
+
+
+def _at_once(work: list[Any]) -> list[Any]:
+    """Each callable in a thread of its own, started together: their
+    results (or the exception each raised)."""
+    out: list[Any] = [None] * len(work)
+    go = threading.Barrier(len(work))
+
+    def run(i: int) -> None:
+        go.wait()
+        try:
+            out[i] = work[i]()
+        except Exception as err:
+            out[i] = err
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(work))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return out
+
+
+def test_eight_threads_racing_on_postgresql_never_share_a_seat_or_a_match(fresh_db: str) -> None:
+    """The lobby's transactions themselves, eight at once on PostgreSQL
+    (more at once than two processes make): a four-seat table gets exactly
+    three more players and one game to make, ten times; eight players
+    queueing and pairing at once are paired once each, five times."""
+    from donutbox.server.errors import Conflict, NoSuchGame
+
+    store, users = _users(fresh_db, 9)
+    host, rest = users[0], users[1:]
+    for _ in range(10):
+        t = store.open_table(host, {}, "o", "x", 4, None, True, False)
+        out = _at_once([lambda u=u, t=t: store.join(u, t["id"]) for u in rest])
+        seated = [u for u, r in zip(rest, out, strict=True) if isinstance(r, tuple)]
+        refused = [r for r in out if not isinstance(r, tuple)]
+        assert len(seated) == 3, out
+        assert all(isinstance(r, Conflict | NoSuchGame) for r in refused), refused
+        starts = [r[1] for r in out if isinstance(r, tuple) and r[1] is not None]
+        assert len(starts) == 1
+        assert sorted(u.id for u in starts[0].users) == sorted(u.id for u in [host, *seated])
+        assert starts[0].users[0] == host
+        store.close(t["id"])
+    for _ in range(5):
+
+        def queue_and_pair(u: Any) -> list[Any]:
+            store.enqueue(u, {}, "o", "x", 2, 0.0)
+            return store.pair()
+
+        out = _at_once([lambda u=u: queue_and_pair(u) for u in rest])
+        assert not any(isinstance(r, Exception) for r in out), out
+        groups = [[u.id for u in s.users] for r in out for s in r]
+        flat = sorted(uid for g in groups for uid in g)
+        assert flat == sorted(u.id for u in rest) and len(groups) == 4, groups
+        assert store.queued_count() == 0
+    store.engine.dispose()
