@@ -9,7 +9,7 @@ every transaction) and PostgreSQL (any number of processes):
 - **A seat** is taken by a conditional UPDATE of the table's row
   (``seated = seated + 1 WHERE seated < players AND starting IS NULL``): the
   row lock orders every change of one table, so two processes can never put
-  two players in one seat.  The UPDATE that fills the table also marks it
+  two players in one seat.  The transaction that fills the table also marks it
   ``starting``: only that transaction starts its game.
 - **Where a player is** (``lobby_places``) is keyed by the user: a player is
   at one table or in the queue, never two (two requests racing on two
