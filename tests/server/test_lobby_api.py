@@ -5,13 +5,17 @@ every answer for secrets."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import Player, play_to_the_end
+from community_helpers import PASSWORD, Player, play_to_the_end
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect as sa_inspect
 
 from donutbox.core import Game
 from donutbox.core.cards import rotate
@@ -82,12 +86,20 @@ def test_a_table_fills_leaves_and_refuses_a_fifth(app) -> None:  # type: ignore[
 
 
 def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = players(app, "ann", "bob", "cat")
-    lobby = app.state.community.lobby
+    ann, bob, cat, _ghost = players(app, "ann", "bob", "cat", "ghost")
+    engine = app.state.hub.store.engine
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     # Bob's seat taken while the table has not started yet (as when two
     # join at the same moment): the lobby's table is full.
-    lobby.tables[t["id"]].waiting.append(lobby.tables[t["id"]].host.__class__(999, "ghost"))
+    with engine.begin() as conn:
+        (ghost_id,) = conn.exec_driver_sql("select id from users where name = 'ghost'").one()
+        conn.exec_driver_sql(
+            "insert into lobby_places (user_id, name, table_id, seq, since)"
+            f" values ({ghost_id}, 'ghost', '{t['id']}', 2, 0)"
+        )
+        conn.exec_driver_sql(
+            f"update lobby_tables set seated = 2, joins = 2 where id = '{t['id']}'"
+        )
     r = cat.post(f"/api/lobby/tables/{t['id']}/join")
     assert r.status_code == 409 and r.json() == {"detail": "table: full"}
     assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann", "ghost"]
@@ -108,7 +120,6 @@ def test_bad_table_requests_name_the_field(app) -> None:  # type: ignore[no-unty
 
 def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-untyped-def]
     ann, bob, cat = players(app, "ann", "bob", "cat")
-    lobby = app.state.community.lobby
     ratings = app.state.community.ratings
     # Cat is far stronger: her rating (mu - 3 sigma) is 30, theirs 0.
     from sqlalchemy.orm import Session
@@ -125,13 +136,15 @@ def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-unty
     r = bob.post("/api/lobby/queue", {"players": 2}).json()
     assert r["queued"] is False and r["game"]
     # Ann and Bob (0 and 0) were paired; Cat (30) still waits.
-    assert [w.user.name for w in lobby.queue] == ["cat"]
+    assert bob.get("/api/lobby").json()["queue"] == {f"{key}/2": 1}
+    assert cat.get("/api/lobby").json()["queued"] == {"rules_key": key, "players": 2}
+    assert ann.get("/api/lobby").json()["queued"] is None
     for p in (ann, bob):
         assert [g["game"] for g in p.get("/api/lobby").json()["games"]] == [r["game"]]
     assert cat.get("/api/lobby").json()["games"] == []
     # Leaving the queue.
     assert cat.post("/api/lobby/queue/leave").json() == {"queued": False}
-    assert lobby.queue == []
+    assert cat.get("/api/lobby").json()["queue"] == {}
 
 
 def test_an_invitation_appears_live_on_the_friends_lobby_socket(app) -> None:  # type: ignore[no-untyped-def]
@@ -278,3 +291,121 @@ def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> No
     board = ann.get(f"/api/leaderboard?rules={h['rules']}").json()["players"]
     assert sorted(e["name"] for e in board) == ["ann", "bob"]
     assert all(e["games"] == 1 for e in board)
+
+
+def _made_by_the_previous_code(url: str) -> None:
+    """A database as the code before the lobby's tables left it: schema
+    revision 0001 (its migration is unchanged), with a player signed up."""
+    from alembic import command
+    from alembic.config import Config
+
+    from donutbox.server import migrate
+    from donutbox.server.accounts import Accounts
+    from donutbox.server.storage import make_engine
+
+    engine = make_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrate.MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    Accounts(engine).sign_up("ann", PASSWORD)
+    with engine.connect() as conn:
+        tables = set(sa_inspect(conn).get_table_names())
+    assert "users" in tables and not any(t.startswith("lobby_") for t in tables)
+    if not url.startswith("sqlite"):
+        engine.dispose()
+
+
+def _upgraded_lobby_works(url: str) -> None:
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        ann, bob = Player(app, "ann"), Player(app, "bob")
+        assert ann.sign_in().status_code == 200  # the account made before
+        assert bob.sign_up().status_code == 200
+        t = ann.post("/api/lobby/tables", {"players": 2}).json()
+        assert bob.get("/api/lobby").json()["tables"][0]["waiting"] == ["ann"]
+        game = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
+        assert [g["game"] for g in ann.get("/api/lobby").json()["games"]] == [game]
+        # An id no table can have is no table (never a query PostgreSQL refuses).
+        for bad in ("a%00b", "%C3%A9t%C3%A9", "x" * 17):
+            r = bob.post(f"/api/lobby/tables/{bad}/join")
+            assert r.status_code == 404 and r.json()["detail"] == "table: no such open table"
+        with app.state.hub.store.engine.connect() as conn:
+            version = conn.exec_driver_sql("select version_num from alembic_version").all()
+        assert [tuple(r) for r in version] == [("0002",)]
+
+
+def test_a_database_of_the_previous_code_gets_the_lobby_s_tables(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    _made_by_the_previous_code(url)
+    _upgraded_lobby_works(url)
+    # The lobby survives a restart: a table opened, the server stopped.
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        ann = Player(app, "ann")
+        assert ann.sign_in().status_code == 200
+        t = ann.post("/api/lobby/tables", {"players": 3}).json()
+    app = create_app(url, inline_ai=True)
+    with TestClient(app) as c:
+        app.state.test_client = c
+        bob = Player(app, "bob")
+        assert bob.sign_in().status_code == 200
+        tables = bob.get("/api/lobby").json()["tables"]
+        assert [(x["id"], x["waiting"]) for x in tables] == [(t["id"], ["ann"])]
+
+
+PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+
+
+@pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+def test_a_postgresql_database_of_the_previous_code_gets_the_lobby_s_tables() -> None:
+    psycopg = pytest.importorskip("psycopg")
+    assert PG_URL is not None
+    name = f"lobby_old_{secrets.token_hex(5)}"
+    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        url = PG_URL.rsplit("/", 1)[0] + "/" + name
+        _made_by_the_previous_code(url)
+        _upgraded_lobby_works(url)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_what_a_dead_process_left_in_the_lobby_expires(app) -> None:  # type: ignore[no-untyped-def]
+    """A process died while making a full table's game, another with bob's
+    lobby socket open: bob counts as online only until that socket's row
+    expires; the table holds its players until the sweep closes it (60 s
+    after it filled)."""
+    ann, _bob, cat = players(app, "ann", "bob", "cat")
+    store = app.state.community.lobby.store
+    engine = app.state.hub.store.engine
+    t = ann.post("/api/lobby/tables", {"players": 2}).json()
+    with engine.begin() as conn:
+        (bob_id,) = conn.exec_driver_sql("select id from users where name = 'bob'").one()
+        conn.exec_driver_sql(
+            f"update lobby_tables set starting = {time.time() - 61} where id = '{t['id']}'"
+        )
+        conn.exec_driver_sql(
+            "insert into lobby_sockets (origin, user_id, name, sockets, until)"
+            f" values ('dead:1:x', {bob_id}, 'bob', 1, {time.time() + 5})"
+        )
+    seen = cat.get("/api/lobby").json()
+    assert seen["tables"] == [] and "bob" in seen["online"]
+    assert ann.get("/api/lobby").json()["table"] is None
+    r = ann.post("/api/lobby/tables", {"players": 2})
+    assert r.status_code == 409 and r.json()["detail"].startswith("table: your game is starting")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"update lobby_sockets set until = {time.time() - 1}")
+    assert "bob" not in cat.get("/api/lobby").json()["online"]
+    assert store.sweep() in (0, 1)  # (0: the lobby's ticker swept it already)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("select count(*) from lobby_sockets").scalar() == 0
+        left = conn.exec_driver_sql(f"select count(*) from lobby_tables where id = '{t['id']}'")
+        assert left.scalar() == 0
+    assert ann.post("/api/lobby/tables", {"players": 2}).status_code == 200

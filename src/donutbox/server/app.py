@@ -85,10 +85,11 @@ def create_app(
             if pool is not None:
                 pool.submit(warm_up)  # start the worker now, not at the first AI move
         app.state.hub = hub
-        routes_lobby.start(app, hub)
+        await routes_lobby.start(app, hub)
         hub.start()
         _tune_gc()
         yield
+        await routes_lobby.stop(app)
         await hub.close()
         hub.store.close()
         for pool in (executor, quick):

@@ -1,12 +1,18 @@
-"""The lobby, in memory: open tables, the quick-match queue, who is online,
+"""The lobby: open tables, the quick-match queue, who is online,
 invitations (docs/community.md).
 
-A table (or a quick match) that is full becomes a normal online game,
-made by the same code as ``POST /api/online`` (``start`` is given that
-function), so every guarantee of online play holds; each seated player's
-seat token reaches only them (in their own lobby state and in their
-history).  Open tables, the queue and invitations do not survive a
-restart (the games made from them do: they are stored).
+Its state is in the database (``lobby_store.py``: every read and change is
+one transaction, run in a thread), so any number of server processes on one
+database share one lobby, and it survives a restart.  What stays in this
+process is only its own lobby sockets: each is woken when the lobby changes,
+here or (through ``lobby_bus.py``, the broker's Redis) on another process,
+and then reads the lobby again.
+
+A table (or a quick match) that is full becomes a normal online game, made
+by the same code as ``POST /api/online`` (``start`` is given that function)
+on the process whose request filled it, so every guarantee of online play
+holds; each seated player's seat token reaches only them (in their own
+lobby state and in their history).
 
 Bounds: a player sits at one table or waits in one queue at a time; at most
 ``MAX_TABLES`` open tables; ``MAX_INVITES`` invitations kept per player.
@@ -15,63 +21,48 @@ Bounds: a player sits at one table or waits in one queue at a time; at most
 from __future__ import annotations
 
 import asyncio
-import secrets
+import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import Engine
+
 from .accounts import User
-from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from .lobby_bus import LocalBus
+from .lobby_store import (
+    MAX_INVITES,
+    MAX_TABLES,
+    WIDEN_PER_10S,
+    WINDOW,
+    LobbyStore,
+    Start,
+    Waiting,
+    match,
+    window,
+)
 
-MAX_TABLES = 500
-MAX_INVITES = 20
-#: Quick match: players whose ratings differ by at most this pair at once;
-#: the window widens by ``WIDEN_PER_10S`` every 10 seconds waited.
-WINDOW = 5.0
-WIDEN_PER_10S = 2.0
+__all__ = [
+    "MAX_INVITES",
+    "MAX_TABLES",
+    "WIDEN_PER_10S",
+    "WINDOW",
+    "Lobby",
+    "Starter",
+    "Waiting",
+    "match",
+    "window",
+]
 
+log = logging.getLogger("donutbox.server.lobby")
 
-@dataclass
-class Table:
-    id: str
-    rules: dict[str, Any]  # RULE_OPTIONS values
-    rules_key: str
-    rules_label: str
-    players: int
-    clock: dict[str, float] | None
-    rated: bool
-    takebacks: bool
-    host: User
-    waiting: list[User] = field(default_factory=list)
-    created: float = field(default_factory=time.time)
-    game: str | None = None  # set when it started
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "rules": self.rules,
-            "rules_key": self.rules_key,
-            "rules_label": self.rules_label,
-            "players": self.players,
-            "clock": self.clock,
-            "rated": self.rated,
-            "takebacks": self.takebacks,
-            "host": self.host.name,
-            "waiting": [u.name for u in self.waiting],
-        }
-
-
-@dataclass
-class Waiting:
-    user: User
-    rules: dict[str, Any]
-    rules_key: str
-    rules_label: str
-    players: int
-    rating: float
-    since: float
-
+#: A player's presence is written at most this often by one process (a
+#: player is online for 60 s after their last lobby request).
+TOUCH_SECONDS = 5.0
+#: The public part of the lobby read for sockets woken by one change is
+#: shared by them for at most this long.
+PUBLIC_SECONDS = 1.0
 
 #: Starts a game: (rules values, rules key, label, players in seat order,
 #: clock, rated, takebacks) -> game id.  Given by routes_lobby.
@@ -82,86 +73,88 @@ Starter = Callable[
 
 
 class Lobby:
-    def __init__(self) -> None:
-        self.tables: dict[str, Table] = {}
-        self.queue: list[Waiting] = []
-        self.invites: dict[int, list[dict[str, Any]]] = {}
-        #: live connections per user id: each an event set when their lobby
-        #: state has changed (the socket sends the state then, coalesced)
+    def __init__(self, engine: Engine, bus: LocalBus | None = None) -> None:
+        self.store = LobbyStore(engine)
+        self.bus = bus or LocalBus()
+        #: this process's name in the database's socket rows
+        self.origin = self.bus.origin
+        #: live connections of this process per user id: each an event set
+        #: when their lobby state has changed (the socket sends the state
+        #: then, coalesced)
         self.listeners: dict[int, set[asyncio.Event]] = {}
-        #: user id -> last time seen through HTTP (lobby polled)
-        self.seen: dict[int, tuple[float, str]] = {}
         self.starter: Starter | None = None
-        self.lock = asyncio.Lock()
-        #: games made for a user since they last looked (id): shown first
-        self.started: dict[int, list[str]] = {}
+        #: changes seen (made here or heard of): the shared public part's key
+        self.generation = 0
+        self._public: tuple[int, float, asyncio.Task[dict[str, Any]]] | None = None
+        #: user id -> when this process last wrote their presence
+        self._touched: dict[int, float] = {}
 
-    # -- presence ---------------------------------------------------------------
+    async def start(self) -> None:
+        await self.bus.start(self._wake)
 
-    def touch(self, user: User) -> None:
-        self.seen[user.id] = (time.monotonic(), user.name)
-        if len(self.seen) > 10_000:
-            cutoff = time.monotonic() - 120
-            self.seen = {k: v for k, v in self.seen.items() if v[0] > cutoff}
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.store.gone, self.origin)
+        await self.bus.close()
 
-    def is_online(self, user_id: int) -> bool:
-        if self.listeners.get(user_id):
-            return True
-        seen = self.seen.get(user_id)
-        return seen is not None and time.monotonic() - seen[0] < 60
-
-    def online(self) -> list[str]:
-        now = time.monotonic()
-        names = {
-            name for uid, (t, name) in self.seen.items() if now - t < 60 or self.listeners.get(uid)
-        }
-        return sorted(names, key=str.lower)[:200]
-
-    def listen(self, user: User, event: asyncio.Event) -> None:
-        self.touch(user)
-        self.listeners.setdefault(user.id, set()).add(event)
-        self.changed()
-
-    def unlisten(self, user: User, event: asyncio.Event) -> None:
-        events = self.listeners.get(user.id)
-        if events is not None:
-            events.discard(event)
-            if not events:
-                del self.listeners[user.id]
-        self.changed()
+    # -- changes ------------------------------------------------------------------
 
     def changed(self, only: int | None = None) -> None:
-        """Wake the sockets (of ``only``, or everyone's)."""
+        """Wake the sockets (of ``only``, or everyone's), here and on every
+        other process."""
+        self._wake(only)
+        self.bus.publish(only)
+
+    def _wake(self, only: int | None) -> None:
+        self.generation += 1
         for uid, events in self.listeners.items():
             if only is None or uid == only:
                 for e in events:
                     e.set()
 
-    # -- where a player is ------------------------------------------------------
+    # -- presence ---------------------------------------------------------------
 
-    def seat_of(self, user: User) -> Table | None:
-        for t in self.tables.values():
-            if any(u.id == user.id for u in t.waiting):
-                return t
-        return None
+    async def touch(self, user: User) -> None:
+        now = time.monotonic()
+        if now - self._touched.get(user.id, -TOUCH_SECONDS) < TOUCH_SECONDS:
+            return
+        self._touched[user.id] = now
+        if len(self._touched) > 10_000:
+            self._touched = {k: t for k, t in self._touched.items() if now - t < TOUCH_SECONDS}
+        await asyncio.to_thread(self.store.touch, user)
 
-    def queued(self, user: User) -> Waiting | None:
-        return next((w for w in self.queue if w.user.id == user.id), None)
+    async def is_online(self, user_id: int) -> bool:
+        if self.listeners.get(user_id):
+            return True
+        return await asyncio.to_thread(self.store.is_online, user_id)
 
-    def leave_all(self, user: User) -> None:
-        t = self.seat_of(user)
-        if t is not None:
-            t.waiting = [u for u in t.waiting if u.id != user.id]
-            if not t.waiting:
-                del self.tables[t.id]
-            elif t.host.id == user.id:
-                t.host = t.waiting[0]
-        self.queue = [w for w in self.queue if w.user.id != user.id]
+    def sockets(self) -> int:
+        """This process's lobby sockets."""
+        return sum(len(v) for v in self.listeners.values())
 
-    def forget(self, user: User) -> None:
+    async def listen(self, user: User, event: asyncio.Event, most: int) -> bool:
+        """A socket of ``user`` opens here; False if they have ``most`` open
+        already (on every process)."""
+        if not await asyncio.to_thread(self.store.open_socket, self.origin, user, most):
+            return False
+        self.listeners.setdefault(user.id, set()).add(event)
+        self.changed()
+        return True
+
+    async def unlisten(self, user: User, event: asyncio.Event) -> None:
+        events = self.listeners.get(user.id)
+        if events is None or event not in events:
+            return
+        events.discard(event)
+        if not events:
+            del self.listeners[user.id]
+        await asyncio.to_thread(self.store.close_socket, self.origin, user)
+        self.changed()
+
+    async def forget(self, user: User) -> None:
         """Signed out: off every table and queue."""
-        self.leave_all(user)
-        self.seen.pop(user.id, None)
+        self._touched.pop(user.id, None)
+        await asyncio.to_thread(self.store.forget, user)
         self.changed()
 
     # -- tables -----------------------------------------------------------------
@@ -176,67 +169,45 @@ class Lobby:
         clock: dict[str, float] | None,
         rated: bool,
         takebacks: bool,
-    ) -> Table:
-        if rated and takebacks:
-            raise Invalid("takebacks: a rated game allows no takebacks")
-        async with self.lock:
-            if len(self.tables) >= MAX_TABLES:
-                raise Busy("tables: the lobby is full; join a table or try again later")
-            self.leave_all(user)
-            t = Table(
-                id=secrets.token_urlsafe(9),
-                rules=rules,
-                rules_key=rules_key,
-                rules_label=rules_label,
-                players=players,
-                clock=clock,
-                rated=rated,
-                takebacks=takebacks,
-                host=user,
-                waiting=[user],
-            )
-            self.tables[t.id] = t
+    ) -> dict[str, Any]:
+        t = await asyncio.to_thread(
+            self.store.open_table,
+            user,
+            rules,
+            rules_key,
+            rules_label,
+            players,
+            clock,
+            rated,
+            takebacks,
+        )
         self.changed()
         return t
 
-    def table(self, table_id: str) -> Table:
-        t = self.tables.get(table_id) if len(table_id) <= 32 else None
-        if t is None:
-            raise NoSuchGame("table: no such open table")
-        return t
-
-    async def join(self, user: User, table_id: str) -> Table:
-        async with self.lock:
-            t = self.table(table_id)
-            if any(u.id == user.id for u in t.waiting):
-                return t
-            if len(t.waiting) >= t.players:
-                raise Conflict("table: full")
-            self.leave_all(user)
-            t.waiting.append(user)
-            if len(t.waiting) == t.players:
-                await self._start(t)
+    async def join(self, user: User, table_id: str) -> tuple[dict[str, Any], str | None]:
+        """Sit down: the table, and its game if this player filled it."""
+        table, start = await asyncio.to_thread(self.store.join, user, table_id)
+        game = None
+        if start is not None:
+            try:
+                game = await self._start(start)
+            finally:
+                assert start.table is not None
+                await asyncio.to_thread(self.store.close, start.table)
         self.changed()
-        return t
+        return table, game
 
     async def leave(self, user: User, table_id: str) -> None:
-        async with self.lock:
-            t = self.table(table_id)
-            if not any(u.id == user.id for u in t.waiting):
-                raise NotAllowed("table: you are not at this table")
-            self.leave_all(user)
+        await asyncio.to_thread(self.store.leave, user, table_id)
         self.changed()
 
-    async def _start(self, t: Table) -> None:
-        """The table is full: it becomes an online game (seats in the order
-        players sat down); it leaves the lobby."""
+    async def _start(self, s: Start) -> str:
+        """A full table, or a group of the queue: an online game (seats in
+        the order players sat down, or the queue's)."""
         assert self.starter is not None
-        self.tables.pop(t.id, None)
-        t.game = await self.starter(
-            t.rules, t.rules_key, t.rules_label, list(t.waiting), t.clock, t.rated, t.takebacks
+        return await self.starter(
+            s.rules, s.rules_key, s.rules_label, s.users, s.clock, s.rated, s.takebacks
         )
-        for u in t.waiting:
-            self.started.setdefault(u.id, []).append(t.game)
 
     # -- quick match -------------------------------------------------------------
 
@@ -249,102 +220,89 @@ class Lobby:
         players: int,
         rating: float,
     ) -> str | None:
-        """Wait for a rated game of these rules; the game's id if one was
-        made at once."""
-        async with self.lock:
-            self.leave_all(user)
-            self.queue.append(
-                Waiting(user, rules, rules_key, rules_label, players, rating, time.monotonic())
-            )
-            game = await self._pair()
-        self.changed()
-        return game
+        """Wait for a rated game of these rules; the game's id if this
+        player was paired at once."""
+        await asyncio.to_thread(
+            self.store.enqueue, user, rules, rules_key, rules_label, players, rating
+        )
+        try:
+            made = await self._pair()
+        finally:
+            self.changed()
+        return made.get(user.id)
 
     async def dequeue(self, user: User) -> None:
-        async with self.lock:
-            self.queue = [w for w in self.queue if w.user.id != user.id]
+        await asyncio.to_thread(self.store.dequeue, user)
         self.changed()
 
-    @staticmethod
-    def window(w: Waiting, now: float) -> float:
-        return WINDOW + WIDEN_PER_10S * int((now - w.since) / 10)
-
-    def match(self, now: float) -> list[Waiting] | None:
-        """A group to start: the longest-waiting player and the nearest in
-        rating of the same rules and player count, each pair within both
-        players' windows."""
-        for first in sorted(self.queue, key=lambda w: w.since):
-            others = [
-                w
-                for w in self.queue
-                if w is not first
-                and w.rules_key == first.rules_key
-                and w.players == first.players
-                and abs(w.rating - first.rating)
-                <= min(self.window(first, now), self.window(w, now))
-            ]
-            others.sort(key=lambda w: (abs(w.rating - first.rating), w.since))
-            if len(others) >= first.players - 1:
-                return [first, *others[: first.players - 1]]
-        return None
-
-    async def _pair(self, now: float | None = None) -> str | None:
-        now = time.monotonic() if now is None else now
-        made = None
-        while (group := self.match(now)) is not None:
-            ids = {w.user.id for w in group}
-            self.queue = [w for w in self.queue if w.user.id not in ids]
-            g = group[0]
-            assert self.starter is not None
-            made = await self.starter(
-                g.rules, g.rules_key, g.rules_label, [w.user for w in group], None, True, False
-            )
-            for w in group:
-                self.started.setdefault(w.user.id, []).append(made)
+    async def _pair(self) -> dict[int, str]:
+        """Every group the queue makes now, each an online game: the game
+        of each player paired."""
+        made: dict[int, str] = {}
+        failed: BaseException | None = None
+        for s in await asyncio.to_thread(self.store.pair):
+            try:
+                game = await self._start(s)
+            except Exception as err:  # that group is out of the queue, as it was
+                log.exception("lobby: a quick match's game could not be made")
+                failed = failed or err
+                continue
+            made.update((u.id, game) for u in s.users)
+        if failed is not None and not made:
+            raise failed
         return made
 
     async def pair_waiting(self) -> None:
         """Windows widen as players wait: try again (the lobby's ticker)."""
-        if not self.queue:
+        if await asyncio.to_thread(self.store.queued_count) < 2:
             return
-        async with self.lock:
-            made = await self._pair()
-        if made is not None:
+        if await self._pair():
             self.changed()
 
     # -- invitations --------------------------------------------------------------
 
-    def invite(self, sender: User, to: User, table_id: str) -> None:
-        t = self.table(table_id)
-        if not any(u.id == sender.id for u in t.waiting):
-            raise NotAllowed("table: invite to a table you sit at")
-        if to.id == sender.id:
-            raise Invalid("to: you cannot invite yourself")
-        box = self.invites.setdefault(to.id, [])
-        box[:] = [i for i in box if not (i["from"] == sender.name and i["table"] == t.id)]
-        box.append({"from": sender.name, "table": t.id, "rules_label": t.rules_label})
-        del box[:-MAX_INVITES]
+    async def invite(self, sender: User, to: User, table_id: str) -> None:
+        await asyncio.to_thread(self.store.invite, sender, to, table_id)
         self.changed(only=to.id)
 
-    def state_for(self, user: User) -> dict[str, Any]:
+    # -- what a player sees -----------------------------------------------------
+
+    async def public(self) -> dict[str, Any]:
+        """The public part for the sockets woken by one change: read once
+        and shared (for at most ``PUBLIC_SECONDS``)."""
+        cached = self._public
+        now = time.monotonic()
+        if cached is None or cached[0] != self.generation or now - cached[1] > PUBLIC_SECONDS:
+            task = asyncio.ensure_future(asyncio.to_thread(self.store.public))
+            cached = (self.generation, now, task)
+            self._public = cached
+        return dict(await asyncio.shield(cached[2]))
+
+    async def state_for(self, user: User, shared: bool = False) -> dict[str, Any]:
         """What ``user`` sees: every open table, the queue's size per rule
         set, who is online, their invitations (to tables still open) and
-        where they are."""
-        box = [i for i in self.invites.get(user.id, []) if i["table"] in self.tables]
-        self.invites[user.id] = box
-        sitting = self.seat_of(user)
-        waiting = self.queued(user)
-        queue: dict[str, int] = {}
-        for w in self.queue:
-            queue[f"{w.rules_key}/{w.players}"] = queue.get(f"{w.rules_key}/{w.players}", 0) + 1
+        where they are.  ``shared``: the public part as read for every
+        socket woken by the same change (a request reads it afresh)."""
+        if shared:
+            public = await self.public()
+            private = await asyncio.to_thread(self.store.private, user)
+        else:
+            public, private = await asyncio.to_thread(
+                lambda: (self.store.public(), self.store.private(user))
+            )
         return {
             "me": user.name,
-            "tables": [t.public() for t in sorted(self.tables.values(), key=lambda t: t.created)],
-            "queue": queue,
-            "online": self.online(),
-            "invites": box,
-            "table": sitting.id if sitting else None,
-            "queued": None
-            if waiting is None
-            else {"rules_key": waiting.rules_key, "players": waiting.players},
+            "tables": public["tables"],
+            "queue": public["queue"],
+            "online": public["online"],
+            "invites": private["invites"],
+            "table": private["table"],
+            "queued": private["queued"],
         }
+
+    async def tick(self, sweep: bool) -> None:
+        """Every few seconds: this process's sockets renewed; with ``sweep``
+        what expired is forgotten."""
+        await asyncio.to_thread(self.store.beat, self.origin)
+        if sweep and await asyncio.to_thread(self.store.sweep) > 0:
+            self.changed()

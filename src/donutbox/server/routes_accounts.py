@@ -184,8 +184,8 @@ async def sign_in(
 async def sign_out(request: Request, response: Response, c: CommunityDep) -> dict[str, Any]:
     who = await asyncio.to_thread(signed_in_or_none, request)
     await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
-    if who is not None:  # the lobby's in-memory part: on the event loop
-        c.lobby.forget(who.user)
+    if who is not None:
+        await c.lobby.forget(who.user)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return {"user": None}
 
@@ -285,7 +285,7 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
     return {
         "name": user.name,
         "me": read_out["me"],
-        "online": c.lobby.is_online(uid),  # the lobby's in-memory part: on the event loop
+        "online": await c.lobby.is_online(uid),
         "ratings": read_out["ratings"],
         "history": read_out["history"],
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
@@ -23,6 +24,7 @@ from .accounts import SESSION_COOKIE, User
 from .errors import Invalid, NoSuchGame
 from .hub import Hub
 from .lobby import Lobby
+from .lobby_bus import make_bus
 from .models import ClockOption, NewOnlineGame, RuleFields, rules_of
 from .online import RateLimit
 from .ratings import Ratings, ordinal
@@ -30,6 +32,7 @@ from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from .routes_online import new_online_game
 
 router = APIRouter()
+log = logging.getLogger("donutbox.server.lobby")
 
 #: Lobby sockets: at most this many per player and in all.
 MAX_SOCKETS_PER_USER = 4
@@ -38,6 +41,9 @@ MAX_SOCKETS = 2000
 MAX_LOBBY_MESSAGE = 256
 #: How often waiting players are paired again and ended games settled.
 TICK_SECONDS = 2.0
+#: Every this many ticks, what expired (presence, sockets of dead processes,
+#: tables whose game was never made) is forgotten.
+SWEEP_TICKS = 15
 CLOSE_SIGN_IN = 4401
 CLOSE_TOO_MANY = 4429
 
@@ -94,12 +100,10 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
     return start
 
 
-async def lobby_state(c: Community, user: User) -> dict[str, Any]:
-    """The lobby's in-memory part is read and changed on the event loop only
-    (the routes that change it run there: no lock needed); only the
-    database's history goes to a thread."""
-    state = c.lobby.state_for(user)
-    c.lobby.started.pop(user.id, None)
+async def lobby_state(c: Community, user: User, shared: bool = False) -> dict[str, Any]:
+    """The lobby (from the database, in threads: lobby.py) and the player's
+    games in progress (their history)."""
+    state = await c.lobby.state_for(user, shared)
     history = await asyncio.to_thread(c.ratings.history, user.id, 20)
     state["games"] = [h for h in history if not h["finished"]]
     return state
@@ -109,26 +113,25 @@ async def lobby_state(c: Community, user: User) -> dict[str, Any]:
 async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     """The lobby as the signed-in player sees it (``games``: their games in
     progress, each with their own seat's link)."""
-    c.lobby.touch(me.user)
+    await c.lobby.touch(me.user)
     return await lobby_state(c, me.user)
 
 
 @router.post("/api/lobby/tables", dependencies=[Csrf])
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
-    c.lobby.touch(me.user)
+    await c.lobby.touch(me.user)
     rules, key, label = _rules(body)
     clock = None if body.clock is None else body.clock.model_dump()
-    t = await c.lobby.open_table(
+    return await c.lobby.open_table(
         me.user, rules, key, label, body.players, clock, body.rated, body.takebacks
     )
-    return t.public()
 
 
 @router.post("/api/lobby/tables/{table_id}/join", dependencies=[Csrf])
 async def join_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
-    c.lobby.touch(me.user)
-    t = await c.lobby.join(me.user, table_id)
-    return {"table": t.public(), "game": t.game}
+    await c.lobby.touch(me.user)
+    table, game = await c.lobby.join(me.user, table_id)
+    return {"table": table, "game": game}
 
 
 @router.post("/api/lobby/tables/{table_id}/leave", dependencies=[Csrf])
@@ -140,7 +143,7 @@ async def leave_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
 @router.post("/api/lobby/queue", dependencies=[Csrf])
 async def quick_match(body: QuickMatch, me: Me, c: CommunityDep) -> dict[str, Any]:
     """Wait for a rated game of these rules with players of a similar rating."""
-    c.lobby.touch(me.user)
+    await c.lobby.touch(me.user)
     rules, key, label = _rules(body)
     r = await asyncio.to_thread(c.ratings.rating, me.user.id, key)
     game = await c.lobby.enqueue(me.user, rules, key, label, body.players, ordinal(r.mu, r.sigma))
@@ -160,9 +163,9 @@ async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
     to = await asyncio.to_thread(c.accounts.find, body.to)
     if to is None:
         raise Invalid("to: no such player")
-    if not c.lobby.is_online(to.id):
+    if not await c.lobby.is_online(to.id):
         raise NoSuchGame("to: that player is not in the lobby now")
-    c.lobby.invite(me.user, to, body.table)
+    await c.lobby.invite(me.user, to, body.table)
     return {"invited": to.name}
 
 
@@ -177,25 +180,31 @@ async def lobby_socket(ws: WebSocket) -> None:
         await ws.close(code=CLOSE_SIGN_IN)
         return
     user = who.user
-    total = sum(len(v) for v in c.lobby.listeners.values())
-    if total >= MAX_SOCKETS or len(c.lobby.listeners.get(user.id, ())) >= MAX_SOCKETS_PER_USER:
+    event = asyncio.Event()
+    # At most MAX_SOCKETS here, MAX_SOCKETS_PER_USER a player on every process.
+    if c.lobby.sockets() >= MAX_SOCKETS or not await c.lobby.listen(
+        user, event, MAX_SOCKETS_PER_USER
+    ):
         await ws.close(code=CLOSE_TOO_MANY)
         return
-    await ws.accept()
-    event = asyncio.Event()
     event.set()
 
     async def sender() -> None:
         while True:
             await event.wait()
             event.clear()
-            state = await lobby_state(c, user)
+            try:
+                state = await lobby_state(c, user, shared=True)
+            except Exception as err:  # the database failed: the next change tries again
+                log.warning("lobby: a socket's state could not be read (%s)", type(err).__name__)
+                continue
             await ws.send_text(json.dumps({"type": "lobby", "lobby": state}))
 
-    c.lobby.listen(user, event)
-    task = asyncio.ensure_future(sender())
+    task: asyncio.Future[None] | None = None
     limit = RateLimit(rate=2.0, burst=10)
     try:
+        await ws.accept()
+        task = asyncio.ensure_future(sender())
         while True:
             message = await ws.receive()
             if message["type"] == "websocket.disconnect":
@@ -211,10 +220,11 @@ async def lobby_socket(ws: WebSocket) -> None:
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
-        c.lobby.unlisten(user, event)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await c.lobby.unlisten(user, event)
 
 
 def install(app: FastAPI) -> None:
@@ -225,19 +235,27 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
 
 
-def start(app: FastAPI, hub: Hub) -> Community:
+async def start(app: FastAPI, hub: Hub) -> Community:
     """Made at start-up (the lifespan): the accounts, ratings and lobby on the
-    hub's store, and the ticker that pairs the queue and settles ratings."""
+    hub's store, the lobby's notifications (the broker's Redis, if any), and
+    the ticker that pairs the queue, settles ratings, renews this process's
+    lobby sockets and forgets what expired."""
     from .accounts import Accounts
 
     ratings = Ratings(hub.store)
-    c = Community(Accounts(hub.store.engine), ratings, Lobby())
+    c = Community(
+        Accounts(hub.store.engine), ratings, Lobby(hub.store.engine, make_bus(hub.broker))
+    )
     c.lobby.starter = make_starter(hub, ratings)
+    await c.lobby.start()
 
     async def tick() -> None:
+        n = 0
         while True:
             await asyncio.sleep(TICK_SECONDS)
+            n += 1
             with contextlib.suppress(Exception):
+                await c.lobby.tick(sweep=n % SWEEP_TICKS == 0)
                 await c.lobby.pair_waiting()
                 if await asyncio.to_thread(ratings.settle_all):
                     c.lobby.changed()
@@ -245,3 +263,10 @@ def start(app: FastAPI, hub: Hub) -> Community:
     hub.spawn(tick())
     app.state.community = c
     return c
+
+
+async def stop(app: FastAPI) -> None:
+    """At shutdown: this process's lobby sockets forgotten, the bus closed."""
+    c: Community | None = getattr(app.state, "community", None)
+    if c is not None:
+        await c.lobby.close()
