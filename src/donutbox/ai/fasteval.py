@@ -14,8 +14,9 @@ from itertools import islice
 from typing import Final
 
 from ..core import Counter, Game, Move, Run
+from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, ROLL_BIT
 from ..core.game import card_codes
-from ..core.geometry import OUTSIDE, QUADRANTS, cell
+from ..core.geometry import OUTSIDE, cell
 from ..core.rules import GAME_INFO
 from .evaluate import Position, expected_scores
 
@@ -226,36 +227,31 @@ class PlaceEvaluator:
         if self._ends:
             s0, s1 = self._end(p, move)[1:3]
         else:
-            s0, s1 = self._place(p, move)[1:]
+            s0, s1 = self._after(p, card_codes(move, self.player))[:2]
         return float(s0 - self._s0) if self.player == 0 else float(s1 - self._s1)
 
     def estimate(self, move: Move) -> float:
         """``margin(move)`` to within ``ESTIMATE_ERROR``, faster: the prefix
         sum of every run now, minus the terms of the runs beside the card,
-        plus the terms of the runs that replaced them or hold the card's
-        donuts.  The same terms as ``margin`` summed in another order, so it
-        differs from it only by rounding: each sum has at most a few hundred
-        terms of at most a few hundred points, an error below 1e-10."""
+        plus the terms of the runs that replace them or hold the card's
+        donuts, worked out (``_after``) without copying the counter or
+        putting the card down.  The same terms as ``margin`` summed in
+        another order, so it differs from it only by rounding: each sum has
+        at most a few hundred terms of at most a few hundred points, an
+        error below 1e-10."""
         p = cell(move.x, move.y)
         if self._ends:
             return self._last(p, move)
-        counter, s0, s1 = self._place(p, move)
         if self._terms is None:
             self._setup()
         terms = self._terms
         assert terms is not None
+        s0, s1, closed, after = self._after(p, card_codes(move, self.player))
         e0, e1 = self._prefix[-1]
         e0 += s0 - self._s0
         e1 += s1 - self._s1
-        before = self.game.counter
-        run_of = before.run_of
-        touched: set[int] = set()
-        for off in _AROUND:
-            rid = run_of.get(p + off)
-            if rid is not None:
-                touched.add(rid)
-        runs = before.runs
-        for rid in touched:
+        runs = self.game.counter.runs
+        for rid in closed:
             side, amount = terms[id(runs[rid])][1:]
             if side == 0:
                 e0 -= amount
@@ -264,18 +260,10 @@ class PlaceEvaluator:
             elif side == 2:
                 e0 -= amount
                 e1 -= amount
-        after_run_of = counter.run_of
-        for q in QUADRANTS:
-            rid = after_run_of.get(p + q)  # None: delivered (sealed)
-            if rid is not None:
-                touched.add(rid)
-        after = counter.runs
         to_move = 1 - self.player
-        for rid in touched:
-            r = after.get(rid)
-            if r is None:
-                continue
-            side, amount = _term(r, to_move, self._m6)
+        m6 = self._m6
+        for size, opens, rolls, h0, h1 in after:
+            side, amount = _term_of(size, opens, rolls, h0, h1, to_move, m6)
             if side == 0:
                 e0 += amount
             elif side == 1:
@@ -284,6 +272,99 @@ class PlaceEvaluator:
                 e0 += amount
                 e1 += amount
         return e0 - e1 if self.player == 0 else e1 - e0
+
+    def _after(
+        self, p: int, codes: tuple[int, int, int, int]
+    ) -> tuple[int, int, dict[int, int], list[tuple[int, int, int, int, int]]]:
+        """What ``Counter.place(p, codes)`` would do to the runs, without
+        doing it: the banked scores after the boxes it seals, the ids of
+        the runs beside the card (with the edges it closes of each), and
+        ``(size, open, rolls, held 0, held 1)`` of every run it leaves
+        that holds a donut of the card or lay beside it (sealed boxes
+        delivered, so left out).  The same merging as ``Counter.place``:
+        each donut of the card joins its same-flavour neighbours' runs and
+        the same-flavour donuts of the card beside it."""
+        counter = self.game.counter
+        cells = counter.cells
+        run_of = counter.run_of
+        runs = counter.runs
+        closed: dict[int, int] = {}
+        # component label of every node: card donut i is -1 - i, a run its id
+        label = {-1: -1, -2: -2, -3: -3, -4: -4}
+        opens = [0, 0, 0, 0]
+        for i, a, b in _OUTSIDE_BY_QUADRANT:
+            flav = codes[i] & FLAVOUR_BITS
+            for n in (p + a, p + b):
+                v = cells.get(n)
+                if v is None:
+                    opens[i] += 1
+                elif not v & DELIVERED_BIT:
+                    rid = run_of[n]
+                    closed[rid] = closed.get(rid, 0) + 1
+                    if v & FLAVOUR_BITS == flav:
+                        _union(label, -1 - i, rid)
+        f0 = codes[0] & FLAVOUR_BITS
+        f1 = codes[1] & FLAVOUR_BITS
+        f2 = codes[2] & FLAVOUR_BITS
+        f3 = codes[3] & FLAVOUR_BITS
+        if f0 == f1:
+            _union(label, -1, -2)
+        if f1 == f2:
+            _union(label, -2, -3)
+        if f2 == f3:
+            _union(label, -3, -4)
+        if f3 == f0:
+            _union(label, -4, -1)
+        me = self.player
+        groups: dict[int, list[int]] = {}
+        for node, lab in label.items():
+            g = groups.get(lab)
+            if g is None:
+                g = groups[lab] = [0, 0, 0, 0, 0]
+            if node < 0:
+                i = -1 - node
+                g[0] += 1
+                g[1] += opens[i]
+                if codes[i] & ROLL_BIT:
+                    g[2] += 1
+                g[3 + me] += 1
+            else:
+                r = runs[node]
+                g[0] += len(r.cells)
+                g[1] += r.open - closed[node]
+                g[2] += r.rolls
+                g[3] += r.held[0]
+                g[4] += r.held[1]
+        after = [(g[0], g[1], g[2], g[3], g[4]) for g in groups.values()]
+        for rid, count in closed.items():
+            if rid not in label:
+                r = runs[rid]
+                after.append((len(r.cells), r.open - count, r.rolls, r.held[0], r.held[1]))
+        s0 = self._s0
+        s1 = self._s1
+        if any(t[1] == 0 and t[0] >= 3 for t in after):
+            kept = []
+            for t in after:
+                size, opened, rolls, h0, h1 = t
+                if opened or size < 3:
+                    kept.append(t)
+                    continue
+                points = size * 2 if rolls else size
+                if self._closers:
+                    if me == 0:
+                        s0 += points
+                    else:
+                        s1 += points
+                    continue
+                best = h0 if h0 > h1 else h1
+                if best == 0:
+                    continue
+                if h0 == best:
+                    s0 += points
+                if h1 == best:
+                    s1 += points
+            after = kept
+        return s0, s1, closed, after
 
     def _place(self, p: int, move: Move) -> tuple[Counter, int, int]:
         """The counter after the placement and the banked scores (the boxes
@@ -396,6 +477,49 @@ class PlaceEvaluator:
 
 #: The cells beside a card, from its NW cell (two per quadrant).
 _AROUND: Final = tuple(off for pair in OUTSIDE for off in pair)
+#: Per quadrant of a card: its index and the two cells beside it.
+_OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
+
+
+def _union(label: dict[int, int], a: int, b: int) -> None:
+    """Put nodes ``a`` and ``b`` (added if new) in one component."""
+    la = label.setdefault(a, a)
+    lb = label.setdefault(b, b)
+    if la != lb:
+        for node, lab in label.items():
+            if lab == lb:
+                label[node] = la
+
+
+def _term_of(
+    size: int, opens: int, rolls: int, h0: int, h1: int, to_move: int, m6: float
+) -> tuple[int, float]:
+    """``_term`` of a run given by its numbers (the same arithmetic)."""
+    if size < 2:
+        return -1, 0.0
+    if size >= 3:
+        value = float(size * 2 if rolls else size)
+    else:
+        value = 0.5 * (size + 1) * (2 if rolls else 1)
+    risk = (opens * 0.08 + 0.1) * m6 / 6.0
+    if risk > 1.0:
+        risk = 1.0
+    if h0 > h1:
+        safety = 1.0 - risk / (1.0 + (h0 - h1))
+        if to_move == 0 and 2 * h0 >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 0, value * safety
+    if h1 > h0:
+        safety = 1.0 - risk / (1.0 + (h1 - h0))
+        if to_move == 1 and 2 * h1 >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 1, value * safety
+    if h0:
+        safety = 1.0 - risk / 1.0
+        if 2 * (h0 if to_move == 0 else h1) >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 2, value * safety / 2
+    return -1, 0.0
 
 
 def _term(r: Run, to_move: int, m6: float) -> tuple[int, float]:
