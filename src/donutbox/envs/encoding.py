@@ -485,6 +485,17 @@ class LegalActions(Mapping[int, Move]):
             return False
         return 0 <= int(action) < len(self.mask) and bool(self.mask[int(action)])
 
+    def get(self, action: object, default: Move | None = None) -> Move | None:  # type: ignore[override]
+        """``self[action]``, or ``default`` if it is not legal (one check)."""
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            return default
+        a = int(action)
+        if not (0 <= a < len(self.mask) and self.mask[a]):
+            return default
+        if a == self._codec.overflow_action:
+            return _first_lost(self._game, self._turn, self._codec)
+        return self._codec.decode(a, self._turn)
+
     def __iter__(self) -> Iterator[int]:
         return iter(self.actions())
 
