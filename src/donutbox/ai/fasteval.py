@@ -179,6 +179,10 @@ class PlaceEvaluator:
         self._m6 = 0.0
         self._index: dict[int, int] = {}
         self._prefix: list[tuple[float, float]] = []
+        self._beside_memo: dict[
+            int, tuple[Beside, tuple[int, int, int, int], dict[int, RunStats]]
+        ] = {}
+        self._base: dict[int, tuple[float, float]] = {}
 
     def margin(self, move: Move) -> float:
         """``fast_margin`` for ``player`` after the (legal) placement ``move``."""
@@ -232,34 +236,38 @@ class PlaceEvaluator:
 
     def estimate(self, move: Move) -> float:
         """``margin(move)`` to within ``ESTIMATE_ERROR``, faster: the prefix
-        sum of every run now, minus the terms of the runs beside the card,
-        plus the terms of the runs that replace them or hold the card's
-        donuts, worked out (``_after``) without copying the counter or
-        putting the card down.  The same terms as ``margin`` summed in
-        another order, so it differs from it only by rounding: each sum has
-        at most a few hundred terms of at most a few hundred points, an
-        error below 1e-10."""
+        sum of every run now, minus the terms of the runs beside the card
+        (once per place), plus the terms of the runs that replace them or
+        hold the card's donuts, worked out (``_after``) without copying the
+        counter or putting the card down.  The same terms as ``margin``
+        summed in another order, so it differs from it only by rounding:
+        each sum has at most a few hundred terms of at most a few hundred
+        points, an error below 1e-10."""
         p = cell(move.x, move.y)
         if self._ends:
             return self._last(p, move)
         if self._terms is None:
             self._setup()
-        terms = self._terms
-        assert terms is not None
-        s0, s1, closed, after = self._after(p, card_codes(move, self.player))
-        e0, e1 = self._prefix[-1]
+        s0, s1, after = self._after(p, card_codes(move, self.player))
+        base = self._base.get(p)
+        if base is None:
+            terms = self._terms
+            assert terms is not None
+            e0, e1 = self._prefix[-1]
+            runs = self.game.counter.runs
+            for rid in self._beside_memo[p][2]:
+                side, amount = terms[id(runs[rid])][1:]
+                if side == 0:
+                    e0 -= amount
+                elif side == 1:
+                    e1 -= amount
+                elif side == 2:
+                    e0 -= amount
+                    e1 -= amount
+            base = self._base[p] = (e0, e1)
+        e0, e1 = base
         e0 += s0 - self._s0
         e1 += s1 - self._s1
-        runs = self.game.counter.runs
-        for rid in closed:
-            side, amount = terms[id(runs[rid])][1:]
-            if side == 0:
-                e0 -= amount
-            elif side == 1:
-                e1 -= amount
-            elif side == 2:
-                e0 -= amount
-                e1 -= amount
         to_move = 1 - self.player
         m6 = self._m6
         for size, opens, rolls, h0, h1 in after:
@@ -273,27 +281,20 @@ class PlaceEvaluator:
                 e1 += amount
         return e0 - e1 if self.player == 0 else e1 - e0
 
-    def _after(
-        self, p: int, codes: tuple[int, int, int, int]
-    ) -> tuple[int, int, dict[int, int], list[tuple[int, int, int, int, int]]]:
-        """What ``Counter.place(p, codes)`` would do to the runs, without
-        doing it: the banked scores after the boxes it seals, the ids of
-        the runs beside the card (with the edges it closes of each), and
-        ``(size, open, rolls, held 0, held 1)`` of every run it leaves
-        that holds a donut of the card or lay beside it (sealed boxes
-        delivered, so left out).  The same merging as ``Counter.place``:
-        each donut of the card joins its same-flavour neighbours' runs and
-        the same-flavour donuts of the card beside it."""
+    def _beside(self, p: int) -> tuple[Beside, tuple[int, int, int, int], dict[int, RunStats]]:
+        """What a card at ``p`` would touch (memoised per place): the
+        not-delivered donuts beside it as ``(quadrant, flavour, run id)``,
+        the empty cells beside each quadrant, and per run beside it
+        ``(size, open once the card closes its edges, rolls, held 0, held
+        1)``, as ``Counter.place`` counts them."""
         counter = self.game.counter
         cells = counter.cells
         run_of = counter.run_of
         runs = counter.runs
-        closed: dict[int, int] = {}
-        # component label of every node: card donut i is -1 - i, a run its id
-        label = {-1: -1, -2: -2, -3: -3, -4: -4}
+        beside: list[tuple[int, int, int]] = []
         opens = [0, 0, 0, 0]
+        closed: dict[int, int] = {}
         for i, a, b in _OUTSIDE_BY_QUADRANT:
-            flav = codes[i] & FLAVOUR_BITS
             for n in (p + a, p + b):
                 v = cells.get(n)
                 if v is None:
@@ -301,53 +302,89 @@ class PlaceEvaluator:
                 elif not v & DELIVERED_BIT:
                     rid = run_of[n]
                     closed[rid] = closed.get(rid, 0) + 1
-                    if v & FLAVOUR_BITS == flav:
-                        _union(label, -1 - i, rid)
-        f0 = codes[0] & FLAVOUR_BITS
-        f1 = codes[1] & FLAVOUR_BITS
-        f2 = codes[2] & FLAVOUR_BITS
-        f3 = codes[3] & FLAVOUR_BITS
-        if f0 == f1:
-            _union(label, -1, -2)
-        if f1 == f2:
-            _union(label, -2, -3)
-        if f2 == f3:
-            _union(label, -3, -4)
-        if f3 == f0:
-            _union(label, -4, -1)
-        me = self.player
-        groups: dict[int, list[int]] = {}
-        for node, lab in label.items():
-            g = groups.get(lab)
-            if g is None:
-                g = groups[lab] = [0, 0, 0, 0, 0]
-            if node < 0:
-                i = -1 - node
-                g[0] += 1
-                g[1] += opens[i]
-                if codes[i] & ROLL_BIT:
-                    g[2] += 1
-                g[3 + me] += 1
-            else:
-                r = runs[node]
-                g[0] += len(r.cells)
-                g[1] += r.open - closed[node]
-                g[2] += r.rolls
-                g[3] += r.held[0]
-                g[4] += r.held[1]
-        after = [(g[0], g[1], g[2], g[3], g[4]) for g in groups.values()]
+                    beside.append((i, v & FLAVOUR_BITS, rid))
+        stats: dict[int, RunStats] = {}
         for rid, count in closed.items():
-            if rid not in label:
-                r = runs[rid]
-                after.append((len(r.cells), r.open - count, r.rolls, r.held[0], r.held[1]))
+            r = runs[rid]
+            stats[rid] = (len(r.cells), r.open - count, r.rolls, r.held[0], r.held[1])
+        found = self._beside_memo[p] = (
+            tuple(beside),
+            (opens[0], opens[1], opens[2], opens[3]),
+            stats,
+        )
+        return found
+
+    def _after(self, p: int, codes: tuple[int, int, int, int]) -> tuple[int, int, list[RunStats]]:
+        """What ``Counter.place(p, codes)`` would do to the runs, without
+        doing it: the banked scores after the boxes it seals, and
+        ``(size, open, rolls, held 0, held 1)`` of every run it leaves that
+        holds a donut of the card or lay beside it (sealed boxes delivered,
+        so left out).  The same merging as ``Counter.place``: each donut of
+        the card joins its same-flavour neighbours' runs and the
+        same-flavour donuts of the card beside it."""
+        found = self._beside_memo.get(p)
+        beside, opens, stats = self._beside(p) if found is None else found
+        f = (
+            codes[0] & FLAVOUR_BITS,
+            codes[1] & FLAVOUR_BITS,
+            codes[2] & FLAVOUR_BITS,
+            codes[3] & FLAVOUR_BITS,
+        )
+        group = _CARD_GROUPS[f[0] | f[1] << 2 | f[2] << 4 | f[3] << 6]
+        label = [0, 1, 2, 3]  # union-find over the card's groups
+        joined: dict[int, int] = {}  # run id -> a group it joins
+        for i, flavour, rid in beside:
+            if flavour != f[i]:
+                continue
+            g = group[i]
+            while label[g] != g:
+                g = label[g]
+            h = joined.get(rid)
+            if h is None:
+                joined[rid] = g
+                continue
+            while label[h] != h:
+                h = label[h]
+            if h != g:
+                label[h] = g
+        me = self.player
+        sums: dict[int, list[int]] = {}
+        for i in range(4):
+            g = group[i]
+            while label[g] != g:
+                g = label[g]
+            t = sums.get(g)
+            if t is None:
+                t = sums[g] = [0, 0, 0, 0, 0]
+            t[0] += 1
+            t[1] += opens[i]
+            if codes[i] & ROLL_BIT:
+                t[2] += 1
+            t[3 + me] += 1
+        after: list[RunStats] = []
+        for rid, st in stats.items():
+            h = joined.get(rid)
+            if h is None:
+                after.append(st)
+                continue
+            while label[h] != h:
+                h = label[h]
+            t = sums[h]
+            t[0] += st[0]
+            t[1] += st[1]
+            t[2] += st[2]
+            t[3] += st[3]
+            t[4] += st[4]
+        for t in sums.values():
+            after.append((t[0], t[1], t[2], t[3], t[4]))
         s0 = self._s0
         s1 = self._s1
-        if any(t[1] == 0 and t[0] >= 3 for t in after):
-            kept = []
-            for t in after:
-                size, opened, rolls, h0, h1 = t
+        if any(run[1] == 0 and run[0] >= 3 for run in after):
+            kept: list[RunStats] = []
+            for run in after:
+                size, opened, rolls, h0, h1 = run
                 if opened or size < 3:
-                    kept.append(t)
+                    kept.append(run)
                     continue
                 points = size * 2 if rolls else size
                 if self._closers:
@@ -364,7 +401,7 @@ class PlaceEvaluator:
                 if h1 == best:
                     s1 += points
             after = kept
-        return s0, s1, closed, after
+        return s0, s1, after
 
     def _place(self, p: int, move: Move) -> tuple[Counter, int, int]:
         """The counter after the placement and the banked scores (the boxes
@@ -481,14 +518,24 @@ _AROUND: Final = tuple(off for pair in OUTSIDE for off in pair)
 _OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
 
 
-def _union(label: dict[int, int], a: int, b: int) -> None:
-    """Put nodes ``a`` and ``b`` (added if new) in one component."""
-    la = label.setdefault(a, a)
-    lb = label.setdefault(b, b)
-    if la != lb:
-        for node, lab in label.items():
-            if lab == lb:
-                label[node] = la
+def _card_groups(key: int) -> tuple[int, int, int, int]:
+    """Per card donut (NW, NE, SE, SW), a label shared by the donuts of the
+    card that join each other: same flavour, side by side (flavours packed
+    two bits each in ``key``)."""
+    f = [(key >> (2 * i)) & 3 for i in range(4)]
+    label = [0, 1, 2, 3]
+    for a, b in ((0, 1), (1, 2), (2, 3), (3, 0)):
+        if f[a] == f[b] and label[a] != label[b]:
+            old = label[b]
+            label = [label[a] if x == old else x for x in label]
+    return label[0], label[1], label[2], label[3]
+
+
+_CARD_GROUPS: Final = tuple(_card_groups(key) for key in range(256))
+#: A run's numbers as ``_term_of`` reads them: size, open, rolls, held 0, held 1.
+RunStats = tuple[int, int, int, int, int]
+#: The donuts beside a place: (quadrant, flavour, run id).
+Beside = tuple[tuple[int, int, int], ...]
 
 
 def _term_of(
