@@ -364,17 +364,17 @@ class PlacesCodec:
             # Per distinct face, the fitting (rotation, lock) choices of every
             # candidate place as a 16-bit set, read from a per-face memo.
             keys = [places[p] & 0xFFFF for p in turn.places]
-            columns = []
+            columns: list[int] = []  # face by face, place by place
             for _, face in faces:
                 fits = memo.get(face)
                 if fits is None:
                     fits = memo[face] = _FitMemo(match, face)
-                columns.append(list(map(fits.__getitem__, keys)))
-            if any(map(any, columns)):
+                columns += map(fits.__getitem__, keys)
+            if any(columns):
                 placed = True
-                bits = np.array(columns, dtype=np.intp).T  # (n, faces)
-                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
                 f = len(faces)
+                bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
+                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
                 if faces[-1][0] == f - 1:  # the faces are slots 0 .. f-1
                     block[:n, :f] = _BITS8[bits]
                 else:
