@@ -258,8 +258,9 @@ def test_the_board_holds_every_card_of_one_direction_play(players: int) -> None:
 
 def _observations_digest() -> str:
     """A digest of every seat's observation, mask and overflow at every ply
-    of four games (2-4 players, random and one-direction play, and a board
-    too small for the play, so that the exact edge checks run)."""
+    of three games and the start of a fourth (2-4 players, random and
+    one-direction play, and a board too small for the play, so that the
+    exact edge checks run)."""
     import hashlib
 
     from donutbox.envs import encoding
@@ -269,11 +270,11 @@ def _observations_digest() -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the small board's overflow
-            for players, layout, east, window in (
-                (2, "squared-away", False, None),
-                (3, "splitzkies", True, None),
-                (2, "splitzkies", True, 24),
-                (4, "squared-away", False, None),
+            for players, layout, east, window, plies in (
+                (2, "squared-away", False, None, 200),
+                (3, "splitzkies", True, None, 200),
+                (2, "splitzkies", True, 24, 200),
+                (4, "squared-away", False, None, 40),  # 2.4 MB observations: a start
             ):
                 rules = Rules(layout=layout)
                 enc = Encoder(rules, players, window=window)
@@ -287,7 +288,7 @@ def _observations_digest() -> str:
                         h.update(obs[nz].astype(np.float32).tobytes())
                         h.update(np.flatnonzero(enc.mask(game, seat)).astype(np.int64).tobytes())
                         h.update(repr(sorted(enc.overflow(game, seat).items())).encode())
-                    if game.finished:
+                    if game.finished or game.ply >= plies:
                         break
                     moves = game.legal_moves()
                     places = [m for m in moves if m.kind == "place"]
@@ -306,7 +307,7 @@ def test_observations_and_masks_are_the_recorded_ones() -> None:
     encoder before it (commit 41b11d7), which built every observation from
     scratch."""
     assert _observations_digest() == (
-        "9ce60c00c117e41a80075e8fb56d2f475847243154c3fad14af1047ab7df168e"
+        "21fae5de480a92317b7bc287901eb135fb136610f49fd2eb1c513abea37b6819"
     )
 
 
