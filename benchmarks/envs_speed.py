@@ -13,8 +13,13 @@ would).  Rounds are interleaved and the best round is kept.
   + ``step()``.
 - Gymnasium: one learner step, including the opponent's reply, against
   ``random``, ``greedy`` and ``heuristic``.
-- OpenSpiel: ``connect_four`` (C++) and ``python_donutbox``; a step is one
-  ``legal_actions()`` + ``apply_action()`` (chance nodes included).
+- OpenSpiel: ``connect_four`` and ``tic_tac_toe`` (C++) and
+  ``python_donutbox``; a step is one ``legal_actions()`` +
+  ``apply_action()`` (chance nodes included).
+
+The header says which rules core ran (``donutbox.core.compiled``: the
+mypyc-compiled core a ``pip install`` builds, or the pure-Python source
+under ``PYTHONPATH=src``) and the load average before and after.
 
 ``--parts`` instead times the parts of a step (CPU microseconds per step,
 ``time.thread_time`` around each function, so the totals include a little
@@ -27,6 +32,8 @@ benchmark's later rounds).  ``rest`` is the step minus the parts named.
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -120,7 +127,6 @@ def timed(parts: dict[str, tuple[Any, str]], spent: dict[str, float]) -> Iterato
 def step_parts(steps: int) -> None:
     """Print where a step's time goes (see the module doc)."""
     from donutbox.ai import simple
-    from donutbox.core.counter import Counter
     from donutbox.core.game import Game
     from donutbox.envs import aec_env, encoding, gym_env, observation
 
@@ -147,25 +153,50 @@ def step_parts(steps: int) -> None:
         total = time.thread_time() - t
     show("PettingZoo AEC, random play", total, spent, steps)
 
+    from donutbox.ai import fasteval
+    from donutbox.core.view import PlayerView
+
     gym: dict[str, tuple[Any, str]] = {
-        "Counter.place (the engine, in the heuristic)": (Counter, "place"),
         "heuristic's move (HeuristicAgent.choose)": (simple.HeuristicAgent, "choose"),
         "Game.view (the opponent's view)": (Game, "view"),
         "observation, legal actions (Encoder.observe)": (encoding.Encoder, "observe"),
         "info: mask, overflow (DonutboxEnv._info)": (gym_env.DonutboxEnv, "_info"),
     }
+    inside: dict[str, tuple[Any, str]] = {
+        "its legal moves (PlayerView.legal_moves)": (PlayerView, "legal_moves"),
+        "its world sampling (sample_world)": (simple, "sample_world"),
+        "its estimates (PlaceEvaluator.estimate, each placement)": (
+            fasteval.PlaceEvaluator,
+            "estimate",
+        ),
+        "its exact values (PlaceEvaluator.margin, the close ones)": (
+            fasteval.PlaceEvaluator,
+            "margin",
+        ),
+    }
     n = max(steps // 10, 50)
     gym_steps("heuristic", n)  # warm the memos on these games
     spent = dict.fromkeys(gym, 0.0)
-    with timed(gym, spent):
-        t = time.thread_time()
-        gym_steps("heuristic", n)
-        total = time.thread_time() - t
-    place = spent.pop("Counter.place (the engine, in the heuristic)")
-    spent["heuristic's move (HeuristicAgent.choose)"] -= place
-    spent = {"heuristic: Counter.place (the engine)": place, **spent}
-    spent["heuristic: the rest of its move"] = spent.pop("heuristic's move (HeuristicAgent.choose)")
+    within = dict.fromkeys(inside, 0.0)
+    calls = {"estimate": 0}
+    original = fasteval.PlaceEvaluator.estimate
+
+    def counting(self: Any, move: Any) -> float:
+        calls["estimate"] += 1
+        return original(self, move)
+
+    fasteval.PlaceEvaluator.estimate = counting  # type: ignore[method-assign]
+    try:
+        with timed(gym, spent), timed(inside, within):
+            t = time.thread_time()
+            gym_steps("heuristic", n)
+            total = time.thread_time() - t
+    finally:
+        fasteval.PlaceEvaluator.estimate = original  # type: ignore[method-assign]
     show("Gymnasium vs heuristic", total, spent, n)
+    for name, t in within.items():
+        print(f"    {name:<58} {1e6 * t / n:8.1f}")
+    print(f"    (estimates a step: {calls['estimate'] / n:.0f})")
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -192,12 +223,21 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "gymnasium donutbox vs greedy": lambda: gym_steps("greedy", args.slow_steps),
         "gymnasium donutbox vs heuristic": lambda: gym_steps("heuristic", args.slow_steps),
         "openspiel connect_four (C++)": lambda: spiel_steps("connect_four", args.steps * 10),
+        "openspiel tic_tac_toe (C++)": lambda: spiel_steps("tic_tac_toe", args.steps * 10),
         "openspiel python_donutbox": lambda: spiel_steps("python_donutbox", args.steps),
     }
+    import donutbox.core
+
+    core = "compiled (mypyc)" if donutbox.core.compiled else "pure Python"
+    print(
+        f"donutbox core: {core}; python {platform.python_version()}; "
+        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     best: dict[str, float] = {}
     for _ in range(args.rounds):
         for name, case in cases.items():
             best[name] = max(best.get(name, 0.0), case())
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     width = max(map(len, best))
     print(f"{'environment':<{width}}  steps/s (CPU)")
     for name, rate in best.items():

@@ -254,3 +254,143 @@ def test_the_board_holds_every_card_of_one_direction_play(players: int) -> None:
         _east(game, rng)
     planes = enc.centred.layout.part(enc.observe(game, 0), "board")
     assert planes[:4].sum() == len(game.counter.cells)
+
+
+def _observations_digest() -> str:
+    """A digest of every seat's observation, mask and overflow at every ply
+    of three games and the start of a fourth (2-4 players, random and
+    one-direction play, and a board too small for the play, so that the
+    exact edge checks run)."""
+    import hashlib
+
+    from donutbox.envs import encoding
+
+    h = hashlib.sha256()
+    saved = set(encoding._WARNED)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the small board's overflow
+            for players, layout, east, window, plies in (
+                (2, "squared-away", False, None, 200),
+                (3, "splitzkies", True, None, 200),
+                (2, "splitzkies", True, 24, 200),
+                (4, "squared-away", False, None, 40),  # 2.4 MB observations: a start
+            ):
+                rules = Rules(layout=layout)
+                enc = Encoder(rules, players, window=window)
+                game = Game.new(rules, players, seed=players + 10 * east)
+                rng = random.Random(players)
+                while True:
+                    for seat in range(players):
+                        obs = enc.observe(game, seat)
+                        nz = np.flatnonzero(obs)
+                        h.update(nz.astype(np.int64).tobytes())
+                        h.update(obs[nz].astype(np.float32).tobytes())
+                        h.update(np.flatnonzero(enc.mask(game, seat)).astype(np.int64).tobytes())
+                        h.update(repr(sorted(enc.overflow(game, seat).items())).encode())
+                    if game.finished or game.ply >= plies:
+                        break
+                    moves = game.legal_moves()
+                    places = [m for m in moves if m.kind == "place"]
+                    if east and places:
+                        far = max(m.x for m in places)
+                        moves = [m for m in places if m.x == far]
+                    game.play(moves[rng.randrange(len(moves))])
+    finally:
+        encoding._WARNED.clear()
+        encoding._WARNED.update(saved)
+    return h.hexdigest()
+
+
+def test_observations_and_masks_are_the_recorded_ones() -> None:
+    """The speed work changed no value: the digest was recorded with the
+    encoder before it (commit 41b11d7), which built every observation from
+    scratch."""
+    assert _observations_digest() == (
+        "21fae5de480a92317b7bc287901eb135fb136610f49fd2eb1c513abea37b6819"
+    )
+
+
+@pytest.mark.parametrize(
+    ("players", "layout", "window", "east"),
+    [
+        (2, "squared-away", None, False),
+        (3, "squared-away", None, False),
+        (3, "splitzkies", None, True),
+        (2, "splitzkies", 24, True),
+    ],
+)
+def test_cells_kept_between_plies_equal_a_full_pass(
+    players: int, layout: str, window: int | None, east: bool
+) -> None:
+    """The environments keep the occupied cells and their bounding box from
+    ply to ply (``_CellTrack``); every ply of random play (boxes delivered
+    mark cells) and of one-direction play (the box grows on one side; on
+    a small board up to and past its edge) the result equals a pass over
+    the whole counter, and each seat's observation equals one a fresh
+    encoder builds from that seat's view alone."""
+    from donutbox.envs import encoding
+
+    rules = Rules(layout=layout)
+    enc = Encoder(rules, players, window=window)
+    fresh = CentredEncoder(players, enc.board, PlacesCodec(rules, players))
+    game = Game.new(rules, players, seed=5)
+    rng = random.Random(5)
+    saved = set(encoding._WARNED)
+    near = 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            while not game.finished:
+                got = enc.origin(game)
+                want = enc.centred._origin(game.counter)
+                assert got[:3] == want[:3] and got[6] == want[6]
+                for a, b in zip(got[3:6], want[3:6], strict=True):
+                    assert (a is None and b is None) or np.array_equal(a, b)
+                near += want[6]
+                for seat in range(players):
+                    obs = enc.observe(game, seat)
+                    assert np.array_equal(obs, fresh.encode(game.view(seat))[0])
+                if east:
+                    _east(game, rng)
+                else:
+                    game.play(sample_move(game, rng))
+    finally:
+        encoding._WARNED.clear()
+        encoding._WARNED.update(saved)
+    assert (near > 0) == (window is not None)  # the small board reaches its edge
+    if not east:
+        assert len(game.counter.cells) > len(game.counter.run_of)  # cells were delivered
+
+
+def test_fit_bits_are_the_rules_fits() -> None:
+    """The legal-action memo's 16-bit sets (read from the matching tables)
+    are exactly the matching rule's ``fits``, for every rule, the standard
+    deck's faces and requirements both sampled and made by hand."""
+    from donutbox.core.cards import FLAVOUR_INDEX, ROTATIONS, STANDARD_DECK
+    from donutbox.envs.encoding import _FitMemo
+
+    rng = random.Random(0)
+    keys = [
+        0,
+        1,
+        0x1111,
+        0xFFFF,
+        0x8421,
+        0x0010,
+        0x2000,
+        *(rng.randrange(1 << 16) for _ in range(150)),
+    ]
+    rules = {r.match_rule.name: r.match_rule for r in ALL_RULES}
+    assert len(rules) >= 2
+    nonzero = 0
+    for match in rules.values():
+        for face in sorted(set(STANDARD_DECK)):
+            memo = _FitMemo(match, face)
+            for key in keys:
+                want = 0
+                for rot, lock in match.fits(face, key):
+                    want |= 1 << (ROTATIONS.index(rot) * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+                assert memo[key] == want, (match, face, key)
+                nonzero += want != 0
+    assert nonzero > 100

@@ -14,8 +14,9 @@ from itertools import islice
 from typing import Final
 
 from ..core import Counter, Game, Move, Run
+from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, ROLL_BIT
 from ..core.game import card_codes
-from ..core.geometry import OUTSIDE, QUADRANTS, cell
+from ..core.geometry import OUTSIDE, cell
 from ..core.rules import GAME_INFO
 from .evaluate import Position, expected_scores
 
@@ -178,6 +179,10 @@ class PlaceEvaluator:
         self._m6 = 0.0
         self._index: dict[int, int] = {}
         self._prefix: list[tuple[float, float]] = []
+        self._beside_memo: dict[
+            int, tuple[Beside, tuple[int, int, int, int], dict[int, RunStats]]
+        ] = {}
+        self._base: dict[int, tuple[float, float]] = {}
 
     def margin(self, move: Move) -> float:
         """``fast_margin`` for ``player`` after the (legal) placement ``move``."""
@@ -226,56 +231,47 @@ class PlaceEvaluator:
         if self._ends:
             s0, s1 = self._end(p, move)[1:3]
         else:
-            s0, s1 = self._place(p, move)[1:]
+            s0, s1 = self._after(p, card_codes(move, self.player))[:2]
         return float(s0 - self._s0) if self.player == 0 else float(s1 - self._s1)
 
     def estimate(self, move: Move) -> float:
         """``margin(move)`` to within ``ESTIMATE_ERROR``, faster: the prefix
-        sum of every run now, minus the terms of the runs beside the card,
-        plus the terms of the runs that replaced them or hold the card's
-        donuts.  The same terms as ``margin`` summed in another order, so it
-        differs from it only by rounding: each sum has at most a few hundred
-        terms of at most a few hundred points, an error below 1e-10."""
+        sum of every run now, minus the terms of the runs beside the card
+        (once per place), plus the terms of the runs that replace them or
+        hold the card's donuts, worked out (``_after``) without copying the
+        counter or putting the card down.  The same terms as ``margin``
+        summed in another order, so it differs from it only by rounding:
+        each sum has at most a few hundred terms of at most a few hundred
+        points, an error below 1e-10."""
         p = cell(move.x, move.y)
         if self._ends:
             return self._last(p, move)
-        counter, s0, s1 = self._place(p, move)
         if self._terms is None:
             self._setup()
-        terms = self._terms
-        assert terms is not None
-        e0, e1 = self._prefix[-1]
+        s0, s1, after = self._after(p, card_codes(move, self.player))
+        base = self._base.get(p)
+        if base is None:
+            terms = self._terms
+            assert terms is not None
+            e0, e1 = self._prefix[-1]
+            runs = self.game.counter.runs
+            for rid in self._beside_memo[p][2]:
+                side, amount = terms[id(runs[rid])][1:]
+                if side == 0:
+                    e0 -= amount
+                elif side == 1:
+                    e1 -= amount
+                elif side == 2:
+                    e0 -= amount
+                    e1 -= amount
+            base = self._base[p] = (e0, e1)
+        e0, e1 = base
         e0 += s0 - self._s0
         e1 += s1 - self._s1
-        before = self.game.counter
-        run_of = before.run_of
-        touched: set[int] = set()
-        for off in _AROUND:
-            rid = run_of.get(p + off)
-            if rid is not None:
-                touched.add(rid)
-        runs = before.runs
-        for rid in touched:
-            side, amount = terms[id(runs[rid])][1:]
-            if side == 0:
-                e0 -= amount
-            elif side == 1:
-                e1 -= amount
-            elif side == 2:
-                e0 -= amount
-                e1 -= amount
-        after_run_of = counter.run_of
-        for q in QUADRANTS:
-            rid = after_run_of.get(p + q)  # None: delivered (sealed)
-            if rid is not None:
-                touched.add(rid)
-        after = counter.runs
         to_move = 1 - self.player
-        for rid in touched:
-            r = after.get(rid)
-            if r is None:
-                continue
-            side, amount = _term(r, to_move, self._m6)
+        m6 = self._m6
+        for size, opens, rolls, h0, h1 in after:
+            side, amount = _term_of(size, opens, rolls, h0, h1, to_move, m6)
             if side == 0:
                 e0 += amount
             elif side == 1:
@@ -284,6 +280,128 @@ class PlaceEvaluator:
                 e0 += amount
                 e1 += amount
         return e0 - e1 if self.player == 0 else e1 - e0
+
+    def _beside(self, p: int) -> tuple[Beside, tuple[int, int, int, int], dict[int, RunStats]]:
+        """What a card at ``p`` would touch (memoised per place): the
+        not-delivered donuts beside it as ``(quadrant, flavour, run id)``,
+        the empty cells beside each quadrant, and per run beside it
+        ``(size, open once the card closes its edges, rolls, held 0, held
+        1)``, as ``Counter.place`` counts them."""
+        counter = self.game.counter
+        cells = counter.cells
+        run_of = counter.run_of
+        runs = counter.runs
+        beside: list[tuple[int, int, int]] = []
+        opens = [0, 0, 0, 0]
+        closed: dict[int, int] = {}
+        for i, a, b in _OUTSIDE_BY_QUADRANT:
+            for n in (p + a, p + b):
+                v = cells.get(n)
+                if v is None:
+                    opens[i] += 1
+                elif not v & DELIVERED_BIT:
+                    rid = run_of[n]
+                    closed[rid] = closed.get(rid, 0) + 1
+                    beside.append((i, v & FLAVOUR_BITS, rid))
+        stats: dict[int, RunStats] = {}
+        for rid, count in closed.items():
+            r = runs[rid]
+            stats[rid] = (len(r.cells), r.open - count, r.rolls, r.held[0], r.held[1])
+        found = self._beside_memo[p] = (
+            tuple(beside),
+            (opens[0], opens[1], opens[2], opens[3]),
+            stats,
+        )
+        return found
+
+    def _after(self, p: int, codes: tuple[int, int, int, int]) -> tuple[int, int, list[RunStats]]:
+        """What ``Counter.place(p, codes)`` would do to the runs, without
+        doing it: the banked scores after the boxes it seals, and
+        ``(size, open, rolls, held 0, held 1)`` of every run it leaves that
+        holds a donut of the card or lay beside it (sealed boxes delivered,
+        so left out).  The same merging as ``Counter.place``: each donut of
+        the card joins its same-flavour neighbours' runs and the
+        same-flavour donuts of the card beside it."""
+        found = self._beside_memo.get(p)
+        beside, opens, stats = self._beside(p) if found is None else found
+        f = (
+            codes[0] & FLAVOUR_BITS,
+            codes[1] & FLAVOUR_BITS,
+            codes[2] & FLAVOUR_BITS,
+            codes[3] & FLAVOUR_BITS,
+        )
+        group = _CARD_GROUPS[f[0] | f[1] << 2 | f[2] << 4 | f[3] << 6]
+        label = [0, 1, 2, 3]  # union-find over the card's groups
+        joined: dict[int, int] = {}  # run id -> a group it joins
+        for i, flavour, rid in beside:
+            if flavour != f[i]:
+                continue
+            g = group[i]
+            while label[g] != g:
+                g = label[g]
+            h = joined.get(rid)
+            if h is None:
+                joined[rid] = g
+                continue
+            while label[h] != h:
+                h = label[h]
+            if h != g:
+                label[h] = g
+        me = self.player
+        sums: dict[int, list[int]] = {}
+        for i in range(4):
+            g = group[i]
+            while label[g] != g:
+                g = label[g]
+            t = sums.get(g)
+            if t is None:
+                t = sums[g] = [0, 0, 0, 0, 0]
+            t[0] += 1
+            t[1] += opens[i]
+            if codes[i] & ROLL_BIT:
+                t[2] += 1
+            t[3 + me] += 1
+        after: list[RunStats] = []
+        for rid, st in stats.items():
+            h = joined.get(rid)
+            if h is None:
+                after.append(st)
+                continue
+            while label[h] != h:
+                h = label[h]
+            t = sums[h]
+            t[0] += st[0]
+            t[1] += st[1]
+            t[2] += st[2]
+            t[3] += st[3]
+            t[4] += st[4]
+        for t in sums.values():
+            after.append((t[0], t[1], t[2], t[3], t[4]))
+        s0 = self._s0
+        s1 = self._s1
+        if any(run[1] == 0 and run[0] >= 3 for run in after):
+            kept: list[RunStats] = []
+            for run in after:
+                size, opened, rolls, h0, h1 = run
+                if opened or size < 3:
+                    kept.append(run)
+                    continue
+                points = size * 2 if rolls else size
+                if self._closers:
+                    if me == 0:
+                        s0 += points
+                    else:
+                        s1 += points
+                    continue
+                best = h0 if h0 > h1 else h1
+                if best == 0:
+                    continue
+                if h0 == best:
+                    s0 += points
+                if h1 == best:
+                    s1 += points
+            after = kept
+        return s0, s1, after
 
     def _place(self, p: int, move: Move) -> tuple[Counter, int, int]:
         """The counter after the placement and the banked scores (the boxes
@@ -396,6 +514,59 @@ class PlaceEvaluator:
 
 #: The cells beside a card, from its NW cell (two per quadrant).
 _AROUND: Final = tuple(off for pair in OUTSIDE for off in pair)
+#: Per quadrant of a card: its index and the two cells beside it.
+_OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
+
+
+def _card_groups(key: int) -> tuple[int, int, int, int]:
+    """Per card donut (NW, NE, SE, SW), a label shared by the donuts of the
+    card that join each other: same flavour, side by side (flavours packed
+    two bits each in ``key``)."""
+    f = [(key >> (2 * i)) & 3 for i in range(4)]
+    label = [0, 1, 2, 3]
+    for a, b in ((0, 1), (1, 2), (2, 3), (3, 0)):
+        if f[a] == f[b] and label[a] != label[b]:
+            old = label[b]
+            label = [label[a] if x == old else x for x in label]
+    return label[0], label[1], label[2], label[3]
+
+
+_CARD_GROUPS: Final = tuple(_card_groups(key) for key in range(256))
+#: A run's numbers as ``_term_of`` reads them: size, open, rolls, held 0, held 1.
+RunStats = tuple[int, int, int, int, int]
+#: The donuts beside a place: (quadrant, flavour, run id).
+Beside = tuple[tuple[int, int, int], ...]
+
+
+def _term_of(
+    size: int, opens: int, rolls: int, h0: int, h1: int, to_move: int, m6: float
+) -> tuple[int, float]:
+    """``_term`` of a run given by its numbers (the same arithmetic)."""
+    if size < 2:
+        return -1, 0.0
+    if size >= 3:
+        value = float(size * 2 if rolls else size)
+    else:
+        value = 0.5 * (size + 1) * (2 if rolls else 1)
+    risk = (opens * 0.08 + 0.1) * m6 / 6.0
+    if risk > 1.0:
+        risk = 1.0
+    if h0 > h1:
+        safety = 1.0 - risk / (1.0 + (h0 - h1))
+        if to_move == 0 and 2 * h0 >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 0, value * safety
+    if h1 > h0:
+        safety = 1.0 - risk / (1.0 + (h1 - h0))
+        if to_move == 1 and 2 * h1 >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 1, value * safety
+    if h0:
+        safety = 1.0 - risk / 1.0
+        if 2 * (h0 if to_move == 0 else h1) >= size and size >= 3 and safety < 0.95:
+            safety = 0.95
+        return 2, value * safety / 2
+    return -1, 0.0
 
 
 def _term(r: Run, to_move: int, m6: float) -> tuple[int, float]:

@@ -44,6 +44,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Final
 
 import numpy as np
@@ -52,6 +53,7 @@ from ..core.cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS
 from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, OWNER_SHIFT, ROLL_BIT, Counter
 from ..core.game import Game
 from ..core.geometry import OFFSET, STRIDE
+from ..core.matching import SLOT_LOCK, SLOT_ROT, fit_slots
 from ..core.moves import BOX, PASS, PLACE, SWAP, Move
 from ..core.policy import MatchRule
 from ..core.rules import GAME_INFO, Rules
@@ -362,17 +364,17 @@ class PlacesCodec:
             # Per distinct face, the fitting (rotation, lock) choices of every
             # candidate place as a 16-bit set, read from a per-face memo.
             keys = [places[p] & 0xFFFF for p in turn.places]
-            columns = []
+            columns: list[int] = []  # face by face, place by place
             for _, face in faces:
                 fits = memo.get(face)
                 if fits is None:
                     fits = memo[face] = _FitMemo(match, face)
-                columns.append(list(map(fits.__getitem__, keys)))
-            if any(map(any, columns)):
+                columns += map(fits.__getitem__, keys)
+            if any(columns):
                 placed = True
-                bits = np.array(columns, dtype=np.intp).T  # (n, faces)
-                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
                 f = len(faces)
+                bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
+                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
                 if faces[-1][0] == f - 1:  # the faces are slots 0 .. f-1
                     block[:n, :f] = _BITS8[bits]
                 else:
@@ -442,11 +444,20 @@ class _FitMemo(dict[int, int]):
         self.face = face
 
     def __missing__(self, key: int) -> int:
-        bits = self[key] = sum(
-            1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
-            for rot, lock in self.match.fits(self.face, key)
-        )
+        # ``match.fits(face, key)`` as bits: the same slots, read straight
+        # from the matching tables (no tuple of choices built)
+        bits = 0
+        for slot in fit_slots(self.face, key, self.match.accept_table()):
+            bits |= _SLOT_BIT[slot]
+        self[key] = bits
         return bits
+
+
+#: Per (rotation, lock) slot of ``matching``, its bit in a 16-bit choice set.
+_SLOT_BIT: Final = tuple(
+    1 << (_ROT_INDEX[rot] * 4 + (FLAVOUR_INDEX[lock] if lock else 0))
+    for rot, lock in zip(SLOT_ROT, SLOT_LOCK, strict=True)
+)
 
 
 class LegalActions(Mapping[int, Move]):
@@ -473,6 +484,17 @@ class LegalActions(Mapping[int, Move]):
         if isinstance(action, bool) or not isinstance(action, int | np.integer):
             return False
         return 0 <= int(action) < len(self.mask) and bool(self.mask[int(action)])
+
+    def get(self, action: object, default: Move | None = None) -> Move | None:  # type: ignore[override]
+        """``self[action]``, or ``default`` if it is not legal (one check)."""
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            return default
+        a = int(action)
+        if not (0 <= a < len(self.mask) and self.mask[a]):
+            return default
+        if a == self._codec.overflow_action:
+            return _first_lost(self._game, self._turn, self._codec)
+        return self._codec.decode(a, self._turn)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.actions())
@@ -611,6 +633,63 @@ def _cell_planes(players: int, board: int, me: int) -> np.ndarray:
     return table
 
 
+class _CellTrack:
+    """The occupied cells of one counter as numpy arrays (packed cell, its
+    row, column, code; in the order of ``counter.cells``) and their bounding
+    box, kept up to date from one ply to the next instead of rebuilt: a
+    counter only ever gains cells (appended to ``cells``, which keeps
+    insertion order) and marks cells delivered (then the codes are
+    re-read).  ``origin`` is ``CentredEncoder._origin`` from them."""
+
+    __slots__ = ("c0", "c1", "codes", "cols", "counter", "delivered", "n", "r0", "r1", "rows")
+
+    def __init__(self) -> None:
+        self.counter: Counter | None = None
+        self.n = 0
+        self.delivered = 0
+        self.rows = np.zeros(0, dtype=np.int64)
+        self.cols = np.zeros(0, dtype=np.int64)
+        self.codes = np.zeros(0, dtype=np.int64)
+        self.r0 = self.r1 = self.c0 = self.c1 = 0
+
+    def sync(self, counter: Counter) -> int:
+        """Catch up with ``counter``; the number of its cells."""
+        cells = counter.cells
+        n = len(cells)
+        if counter is not self.counter or n < self.n:
+            self.counter = counter
+            self.n = 0
+            self.delivered = 0
+        if n > self.n:
+            if n > len(self.rows):
+                size = max(2 * n, 64)
+                for name in ("rows", "cols", "codes"):
+                    grown = np.zeros(size, dtype=np.int64)
+                    old = getattr(self, name)
+                    grown[: len(old)] = old
+                    setattr(self, name, grown)
+            new = list(islice(cells, self.n, None))
+            rows = [c >> 22 for c in new]  # STRIDE = 1 << 22
+            cols = [c & (STRIDE - 1) for c in new]
+            if self.n:
+                r0, r1, c0, c1 = min(rows), max(rows), min(cols), max(cols)
+                self.r0 = min(self.r0, r0)
+                self.r1 = max(self.r1, r1)
+                self.c0 = min(self.c0, c0)
+                self.c1 = max(self.c1, c1)
+            else:
+                self.r0, self.r1, self.c0, self.c1 = min(rows), max(rows), min(cols), max(cols)
+            self.rows[self.n : n] = rows
+            self.cols[self.n : n] = cols
+            self.codes[self.n : n] = [cells[c] for c in new]
+            self.n = n
+        delivered = n - len(counter.run_of)  # every cell not delivered has a run
+        if delivered != self.delivered:
+            self.codes[:n] = np.fromiter(cells.values(), dtype=np.int64, count=n)
+            self.delivered = delivered
+        return n
+
+
 class CentredEncoder:
     """Observations of the ``places`` encoding (module doc), from a view or
     from a game and a seat (reading only what that seat's view holds)."""
@@ -627,6 +706,28 @@ class CentredEncoder:
         """The window's NW cell (x0, y0) and how many occupied cells fall
         outside it (0 unless the play spreads wider than the board)."""
         return self._origin(counter)[:3]
+
+    def _tracked_origin(self, counter: Counter, track: _CellTrack) -> Origin:
+        """``_origin(counter)``, the same values, from ``track`` (synced
+        here): no pass over every cell unless the play comes near the edge."""
+        n = track.sync(counter)
+        w = self.layout.board
+        if not n:
+            return -(w // 2), -(w // 2), 0, None, None, None, False
+        r0, r1, c0, c1 = track.r0, track.r1, track.c0, track.c1
+        if r1 - r0 >= w - 8 or c1 - c0 >= w - 8:
+            return self._origin(counter)  # near the edge: counted exactly there
+        y0 = ((r0 + r1 + 1) // 2 - w // 2) & ~1
+        x0 = ((c0 + c1 + 1) // 2 - w // 2) & ~1
+        return (
+            x0 - OFFSET,
+            y0 - OFFSET,
+            0,
+            track.rows[:n] - y0,
+            track.cols[:n] - x0,
+            track.codes[:n],
+            False,
+        )
 
     def _origin(self, counter: Counter) -> Origin:
         cells = counter.cells
@@ -704,54 +805,67 @@ class CentredEncoder:
             planes = self._cell_planes[me]
             flat[(planes[codes] + (rows * w + cols)[:, None]).ravel()] = 1.0
         runs = counter.runs
+        mask = STRIDE - 1
+        ones: list[int] = []  # board entries set to 1 besides the cells' (when not near)
         if counter.box_ids:
-            boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
-            bc = np.array(boxed, dtype=np.int64)
-            br = (bc >> 22) - offr
-            bk = (bc & (STRIDE - 1)) - offc
             if near:
+                boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
+                bc = np.array(boxed, dtype=np.int64)
+                br = (bc >> 22) - offr
+                bk = (bc & mask) - offc
                 ok = (br >= 0) & (br < w) & (bk >= 0) & (bk < w)
-                br, bk = br[ok], bk[ok]
-            flat[(7 + n) * ww + br * w + bk] = 1.0
-        if turn.places:
-            places = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)
-            count = len(turn.places)
-            pc = np.array(turn.places, dtype=np.int64)
-            pr = (pc >> 22) - offr
-            pk = (pc & (STRIDE - 1)) - offc
+                flat[(7 + n) * ww + br[ok] * w + bk[ok]] = 1.0
+            else:
+                base = (7 + n) * ww - offr * w - offc
+                ones = [
+                    base + (cc >> 22) * w + (cc & mask)
+                    for rid in counter.box_ids
+                    for cc in runs[rid].cells
+                ]
+        tplaces = turn.places
+        if tplaces:
+            count = len(tplaces)
             reqs = counter.places
-            block = places[:count]
-            block[:, 0] = 1.0
-            block[:, 1] = pr / w
-            block[:, 2] = pk / w
-            block[:, 3:] = _BITS[[reqs[p] & 0xFFFF for p in turn.places]]
+            block = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)[:count]
+            # present and the requirement bits in one gather, then row and column
+            block[:] = _PLACE_ROWS[[reqs[p] & 0xFFFF for p in tplaces]]
+            block[:, 1:3] = [(((p >> 22) - offr) / w, ((p & mask) - offc) / w) for p in tplaces]
             if near:
+                pc = np.array(tplaces, dtype=np.int64)
+                pr = (pc >> 22) - offr
+                pk = (pc & mask) - offc
                 ok = (pr >= 0) & (pr < w) & (pk >= 0) & (pk < w)
-                pr, pk = pr[ok], pk[ok]
-            flat[(8 + n) * ww + pr * w + pk] = 1.0
+                flat[(8 + n) * ww + pr[ok] * w + pk[ok]] = 1.0
+            else:
+                base = (8 + n) * ww - offr * w - offc
+                ones += [base + (p >> 22) * w + (p & mask) for p in tplaces]
+        if ones:
+            flat[ones] = 1.0
         if turn.boxes:
-            boxes = obs[layout.slices["boxes"]].reshape(layout.boxes, box_features(n))
             run_of = counter.run_of
             seats = [(me + k) % n for k in range(n)]
-            table = []
+            values: list[float] = []
             for first in turn.boxes:
                 run = runs[run_of[first]]
                 held = run.held
-                row = [
+                values += (
                     1.0,
                     ((first >> 22) - offr) / w,
-                    ((first & (STRIDE - 1)) - offc) / w,
+                    ((first & mask) - offc) / w,
                     len(run.cells) / 10,
                     1.0 if run.rolls else 0.0,
-                ]
-                row += [held[p] / 10 for p in seats]
-                table.append(row)
-            boxes[: len(table)] = table
+                )
+                values += [held[p] / 10 for p in seats]
+            table = obs[layout.slices["boxes"]]
+            table[: len(values)] = values
         return lost
 
 
-#: The 16 requirement bits of every requirement key, as float rows.
-_BITS: Final = ((np.arange(1 << 16)[:, None] >> np.arange(16)) & 1).astype(np.float32)
+#: Per requirement key, a candidate place's row of the observation:
+#: ``present`` set, row and column 0 (written after), the 16 requirement bits.
+_PLACE_ROWS: Final = np.zeros((1 << 16, PLACE_FEATURES), dtype=np.float32)
+_PLACE_ROWS[:, 0] = 1.0
+_PLACE_ROWS[:, 3:] = (np.arange(1 << 16)[:, None] >> np.arange(16)) & 1
 
 
 # -- what the environments use ---------------------------------------------------
@@ -803,6 +917,7 @@ class Encoder:
         self._origin_game: Game | None = None
         self._origin_ply = -1
         self._origin: Origin | None = None
+        self._track = _CellTrack()
 
     def _refresh(self, game: Game) -> None:
         key = (id(game), game.ply, -1 if game.finished else (game.to_move or 0))
@@ -855,7 +970,7 @@ class Encoder:
         (a move is the only way the counter changes)."""
         ply = len(game.history)
         if game is not self._origin_game or ply != self._origin_ply or self._origin is None:
-            self._origin = self.centred._origin(game.counter)
+            self._origin = self.centred._tracked_origin(game.counter, self._track)
             self._origin_game = game
             self._origin_ply = ply
         return self._origin
