@@ -56,6 +56,16 @@ if __name__ == "__main__":
         from donutbox.server import limits
 
         limits.GuardedHttpProtocol.max_per_address = int(os.environ["DONUTBOX_TRY_CAP"])
+    if os.environ.get("DONUTBOX_TRY_LOOP"):  # e.g. asyncio instead of uvloop
+        import uvicorn
+
+        _init = uvicorn.Config.__init__
+
+        def _with_loop(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs["loop"] = os.environ["DONUTBOX_TRY_LOOP"]
+            _init(self, *args, **kwargs)
+
+        uvicorn.Config.__init__ = _with_loop  # type: ignore[method-assign]
     signal.signal(signal.SIGUSR1, _stats)
     gc.callbacks.append(_gc)
     raise SystemExit(main(sys.argv[1:]))
