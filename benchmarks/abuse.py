@@ -156,6 +156,29 @@ def _load() -> float:
     return 0.0
 
 
+class _PeakRss:
+    """The highest resident size of ``pid`` seen while running (sampled
+    every 0.1 s in a thread: a peak shorter than that may be missed)."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid = pid
+        self.peak = _own_rss_mb(pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, _own_rss_mb(self.pid))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return max(self.peak, _own_rss_mb(self.pid))
+
+
 def _p(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -630,6 +653,7 @@ def main() -> int:
             time.sleep(0.1)
         time.sleep(2)
         start_rss = _own_rss_mb(server.pid)
+        load_start = _load()
         cpu0, t0 = _cpu_s(server.pid), time.time()
         time.sleep(args.seconds)
         results.append(
@@ -638,7 +662,9 @@ def main() -> int:
                 "t0": t0,
                 "t1": time.time(),
                 "rss_before": start_rss,
+                "rss_peak": max(start_rss, _own_rss_mb(server.pid)),
                 "rss_after": _own_rss_mb(server.pid),
+                "load_before": load_start,
                 "server_cpu_s": _cpu_s(server.pid) - cpu0,
                 "load": _load(),
                 "outcome": {},
@@ -665,6 +691,8 @@ def main() -> int:
                 )
                 time.sleep(1)
             before = _own_rss_mb(server.pid)
+            load_before = _load()
+            peak = _PeakRss(server.pid)
             parts_before = _rss_parts_mb(server.pid)
             stats_before = _malloc_stats(server.pid, stats_path) if args.malloc_stats else None
             cpu0, t0 = _cpu_s(server.pid), time.time()
@@ -683,7 +711,9 @@ def main() -> int:
                     "t0": t0,
                     "t1": t1,
                     "rss_before": before,
+                    "rss_peak": peak.stop(),
                     "rss_after": _own_rss_mb(server.pid),
+                    "load_before": load_before,
                     "rss_with_workers": _rss_mb(server.pid),
                     "rss_parts_before": parts_before,
                     "rss_parts_after": _rss_parts_mb(server.pid),
@@ -721,11 +751,12 @@ def main() -> int:
         f"\nserver alive to the end: {alive}; normal client's games: {summary['games']}, "
         f"moves lost: {len(summary['lost'])}\n"
     )
+    server_start = results[0]["rss_before"] if results else 0.0
     print(
-        "| attack | s | server CPU s | load | moves | p50 move ms | p99 move ms | p99 GET ms "
-        "| failed | RSS MB |"
+        "| attack | s | server CPU s | load before -> after | moves | p50 move ms | p99 move ms "
+        "| p99 GET ms | failed | RSS MB before / peak / after | after vs before | after vs start |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
@@ -733,9 +764,11 @@ def main() -> int:
     for r in results:
         print(
             f"| {r['attack']} | {r['t1'] - r['t0']:.1f} | {r['server_cpu_s']:.1f} | "
-            f"{r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | {f(r['move_p99_ms'])} | "
-            f"{f(r['get_p99_ms'])} | {r['failed']} | "
-            f"{r['rss_before']:.0f} -> {r['rss_after']:.0f} |"
+            f"{r['load_before']:.1f} -> {r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | "
+            f"{f(r['move_p99_ms'])} | {f(r['get_p99_ms'])} | {r['failed']} | "
+            f"{r['rss_before']:.0f} / {r['rss_peak']:.0f} / {r['rss_after']:.0f} | "
+            f"{100 * (r['rss_after'] / r['rss_before'] - 1):+.0f}% | "
+            f"{100 * (r['rss_after'] / server_start - 1):+.0f}% |"
         )
     print()
     for r in results:
