@@ -542,6 +542,50 @@ def _stats(events: list[dict[str, Any]], t0: float, t1: float) -> dict[str, Any]
     }
 
 
+def _move_cpu_ms(games: int) -> tuple[float, int]:
+    """The server's work for a move, without the network: the engine
+    playing it on a copy, the record, the state of each of two seats and a
+    spectator with its legal moves, encoded; CPU ms a move over ``games``
+    random games (``--move-cpu`` runs it under each allocator)."""
+    sys.path.insert(0, str(SRC))
+    import orjson
+
+    from donutbox.core import Game, Rules
+    from donutbox.summary import sorted_moves
+
+    rng = random.Random(7)
+    moves = 0
+    t = time.process_time()
+    for g in range(games):
+        game = Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], g)
+        while not game.finished:
+            trial = game.copy()
+            trial.play(rng.choice(trial.legal_moves()))
+            game = trial
+            record = game.to_record()
+            for seat in (0, 1, -1):
+                view = game.view(seat)
+                state = view.to_dict()
+                legal = sorted_moves(view.legal_moves()) if seat >= 0 else []
+                state["legal"] = [str(m) for m in legal]
+                orjson.dumps({"type": "state", "state": state, "record": record})
+            moves += 1
+    return (time.process_time() - t) / moves * 1000, moves
+
+
+def _move_cpu(repeat: int) -> None:
+    for _ in range(repeat):
+        for allocator in ("pymalloc", "malloc"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--move-cpu-child"],
+                env=dict(os.environ, PYTHONMALLOC=allocator),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            print(f"PYTHONMALLOC={allocator}: {float(out[0]):.2f} ms a move ({out[1]} moves)")
+
+
 def _read_events(path: str) -> list[dict[str, Any]]:
     out = []
     with contextlib.suppress(OSError), open(path) as f:
@@ -588,10 +632,24 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="run the chosen attacks this many times (1 to 5)"
     )
+    ap.add_argument(
+        "--move-cpu",
+        action="store_true",
+        help="only measure the CPU a move costs under CPython's allocator and glibc's "
+        "(PYTHONMALLOC=malloc), --repeat pairs",
+    )
+    ap.add_argument("--move-cpu-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--client", nargs=3, metavar=("URL", "EVENTS", "STOP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
         asyncio.run(_client(*args.client))
+        return 0
+    if args.move_cpu_child:
+        ms, moves = _move_cpu_ms(40)
+        print(ms, moves)
+        return 0
+    if args.move_cpu:
+        _move_cpu(max(1, min(5, args.repeat)))
         return 0
     if not 1 <= args.seconds <= 60:
         ap.error("--seconds must be from 1 to 60")
