@@ -5,7 +5,9 @@ in free blocks) to the file named by ``DONUTBOX_MALLOC_STATS``, and every
 full garbage collection adds a line there (``gc2``: its wall and CPU
 seconds, the objects it freed).  A measuring aid only: nothing of it is in
 the product.  ``DONUTBOX_TRY_CAP=N`` tries another per-address connection
-cap (``limits.GuardedHttpProtocol.max_per_address``) for the run."""
+cap (``limits.GuardedHttpProtocol.max_per_address``) for the run;
+``DONUTBOX_TRY_LOOP=asyncio`` runs uvicorn on asyncio's own event loop
+instead of uvloop."""
 
 from __future__ import annotations
 
