@@ -382,3 +382,26 @@ def test_the_trimmers_collection_lets_go_of_names_the_attribute_cache_kept() -> 
     limits._collect()
     assert sys.getrefcount(name) == before
     assert kept in (0, 1)
+
+
+def test_the_per_address_table_is_made_anew_when_a_flood_of_addresses_is_over() -> None:
+    """A dict keeps the size it grew to: after connections from 5,000
+    addresses have come and gone, the per-address table must be as small
+    as a new one, not 5,000 slots kept for good."""
+    import sys
+
+    guard = limits._Guard()
+    empty = sys.getsizeof(guard.per_address)
+    addresses = [f"10.0.{i // 250}.{i % 250}" for i in range(5000)]
+    for a in addresses:
+        assert guard.take(a, 64)
+    assert sys.getsizeof(guard.per_address) > 50 * empty
+    assert sum(guard.per_address.values()) == 5000
+    for a in addresses:
+        guard.release(a)
+    assert guard.per_address == {}
+    assert sys.getsizeof(guard.per_address) == empty
+    # and it still counts: a cap of 2 lets two in, then refuses
+    assert guard.take("10.9.9.9", 2) and guard.take("10.9.9.9", 2)
+    assert not guard.take("10.9.9.9", 2)
+    assert guard.refused == 1

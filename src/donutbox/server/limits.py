@@ -264,10 +264,16 @@ class _Guard:
     """Connections held per address (shared by every protocol instance of
     one server process)."""
 
+    #: When the table empties after holding more addresses than this, it is
+    #: made anew: a dict keeps the size it grew to (a flood from 10,000
+    #: addresses would leave a table of 10,000 slots for good).
+    SHRINK_ABOVE = 64
+
     def __init__(self) -> None:
         self.per_address: dict[str, int] = {}
         self.refused = 0
         self.timed_out = 0
+        self._most = 0  # addresses held at once since the table was made
 
     def take(self, address: str, cap: int) -> bool:
         n = self.per_address.get(address, 0)
@@ -275,12 +281,16 @@ class _Guard:
             self.refused += 1
             return False
         self.per_address[address] = n + 1
+        self._most = max(self._most, len(self.per_address))
         return True
 
     def release(self, address: str) -> None:
         n = self.per_address.get(address, 0) - 1
         if n <= 0:
             self.per_address.pop(address, None)
+            if not self.per_address and self._most > self.SHRINK_ABOVE:
+                self.per_address = {}
+                self._most = 0
         else:
             self.per_address[address] = n
 
