@@ -7,7 +7,8 @@ seconds, the objects it freed).  A measuring aid only: nothing of it is in
 the product.  ``DONUTBOX_TRY_CAP=N`` tries another per-address connection
 cap (``limits.GuardedHttpProtocol.max_per_address``) for the run;
 ``DONUTBOX_TRY_LOOP=asyncio`` runs uvicorn on asyncio's own event loop
-instead of uvloop."""
+instead of uvloop; ``DONUTBOX_TRY_IDLE=N`` lets games leave memory after
+N idle seconds (``hub.IDLE_SECONDS``) instead of 300."""
 
 from __future__ import annotations
 
@@ -58,6 +59,11 @@ if __name__ == "__main__":
         from donutbox.server import limits
 
         limits.GuardedHttpProtocol.max_per_address = int(os.environ["DONUTBOX_TRY_CAP"])
+    if os.environ.get("DONUTBOX_TRY_IDLE"):  # games leave memory after N idle seconds
+        from donutbox.server import hub
+
+        hub.IDLE_SECONDS = float(os.environ["DONUTBOX_TRY_IDLE"])
+        hub.SWEEP_SECONDS = min(hub.SWEEP_SECONDS, hub.IDLE_SECONDS)
     if os.environ.get("DONUTBOX_TRY_LOOP"):  # e.g. asyncio instead of uvloop
         import uvicorn
 
