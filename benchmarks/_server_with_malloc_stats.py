@@ -5,7 +5,10 @@ in free blocks) to the file named by ``DONUTBOX_MALLOC_STATS``, and every
 full garbage collection adds a line there (``gc2``: its wall and CPU
 seconds, the objects it freed).  A measuring aid only: nothing of it is in
 the product.  ``DONUTBOX_TRY_CAP=N`` tries another per-address connection
-cap (``limits.GuardedHttpProtocol.max_per_address``) for the run."""
+cap (``limits.GuardedHttpProtocol.max_per_address``) for the run;
+``DONUTBOX_TRY_LOOP=asyncio`` runs uvicorn on asyncio's own event loop
+instead of uvloop; ``DONUTBOX_TRY_IDLE=N`` lets games leave memory after
+N idle seconds (``hub.IDLE_SECONDS``) instead of 300."""
 
 from __future__ import annotations
 
@@ -56,6 +59,21 @@ if __name__ == "__main__":
         from donutbox.server import limits
 
         limits.GuardedHttpProtocol.max_per_address = int(os.environ["DONUTBOX_TRY_CAP"])
+    if os.environ.get("DONUTBOX_TRY_IDLE"):  # games leave memory after N idle seconds
+        from donutbox.server import hub
+
+        hub.IDLE_SECONDS = float(os.environ["DONUTBOX_TRY_IDLE"])
+        hub.SWEEP_SECONDS = min(hub.SWEEP_SECONDS, hub.IDLE_SECONDS)
+    if os.environ.get("DONUTBOX_TRY_LOOP"):  # e.g. asyncio instead of uvloop
+        import uvicorn
+
+        _init = uvicorn.Config.__init__
+
+        def _with_loop(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs["loop"] = os.environ["DONUTBOX_TRY_LOOP"]
+            _init(self, *args, **kwargs)
+
+        uvicorn.Config.__init__ = _with_loop  # type: ignore[method-assign]
     signal.signal(signal.SIGUSR1, _stats)
     gc.callbacks.append(_gc)
     raise SystemExit(main(sys.argv[1:]))

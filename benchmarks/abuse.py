@@ -156,6 +156,29 @@ def _load() -> float:
     return 0.0
 
 
+class _PeakRss:
+    """The highest resident size of ``pid`` seen while running (sampled
+    every 0.1 s in a thread: a peak shorter than that may be missed)."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid = pid
+        self.peak = _own_rss_mb(pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, _own_rss_mb(self.pid))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return max(self.peak, _own_rss_mb(self.pid))
+
+
 def _p(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -519,6 +542,50 @@ def _stats(events: list[dict[str, Any]], t0: float, t1: float) -> dict[str, Any]
     }
 
 
+def _move_cpu_ms(games: int) -> tuple[float, int]:
+    """The server's work for a move, without the network: the engine
+    playing it on a copy, the record, the state of each of two seats and a
+    spectator with its legal moves, encoded; CPU ms a move over ``games``
+    random games (``--move-cpu`` runs it under each allocator)."""
+    sys.path.insert(0, str(SRC))
+    import orjson
+
+    from donutbox.core import Game, Rules
+    from donutbox.summary import sorted_moves
+
+    rng = random.Random(7)
+    moves = 0
+    t = time.process_time()
+    for g in range(games):
+        game = Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], g)
+        while not game.finished:
+            trial = game.copy()
+            trial.play(rng.choice(trial.legal_moves()))
+            game = trial
+            record = game.to_record()
+            for seat in (0, 1, -1):
+                view = game.view(seat)
+                state = view.to_dict()
+                legal = sorted_moves(view.legal_moves()) if seat >= 0 else []
+                state["legal"] = [str(m) for m in legal]
+                orjson.dumps({"type": "state", "state": state, "record": record})
+            moves += 1
+    return (time.process_time() - t) / moves * 1000, moves
+
+
+def _move_cpu(repeat: int) -> None:
+    for _ in range(repeat):
+        for allocator in ("pymalloc", "malloc"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--move-cpu-child"],
+                env=dict(os.environ, PYTHONMALLOC=allocator),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            print(f"PYTHONMALLOC={allocator}: {float(out[0]):.2f} ms a move ({out[1]} moves)")
+
+
 def _read_events(path: str) -> list[dict[str, Any]]:
     out = []
     with contextlib.suppress(OSError), open(path) as f:
@@ -565,10 +632,24 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="run the chosen attacks this many times (1 to 5)"
     )
+    ap.add_argument(
+        "--move-cpu",
+        action="store_true",
+        help="only measure the CPU a move costs under CPython's allocator and glibc's "
+        "(PYTHONMALLOC=malloc), --repeat pairs",
+    )
+    ap.add_argument("--move-cpu-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--client", nargs=3, metavar=("URL", "EVENTS", "STOP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
         asyncio.run(_client(*args.client))
+        return 0
+    if args.move_cpu_child:
+        ms, moves = _move_cpu_ms(40)
+        print(ms, moves)
+        return 0
+    if args.move_cpu:
+        _move_cpu(max(1, min(5, args.repeat)))
         return 0
     if not 1 <= args.seconds <= 60:
         ap.error("--seconds must be from 1 to 60")
@@ -630,6 +711,7 @@ def main() -> int:
             time.sleep(0.1)
         time.sleep(2)
         start_rss = _own_rss_mb(server.pid)
+        load_start = _load()
         cpu0, t0 = _cpu_s(server.pid), time.time()
         time.sleep(args.seconds)
         results.append(
@@ -638,7 +720,9 @@ def main() -> int:
                 "t0": t0,
                 "t1": time.time(),
                 "rss_before": start_rss,
+                "rss_peak": max(start_rss, _own_rss_mb(server.pid)),
                 "rss_after": _own_rss_mb(server.pid),
+                "load_before": load_start,
                 "server_cpu_s": _cpu_s(server.pid) - cpu0,
                 "load": _load(),
                 "outcome": {},
@@ -665,6 +749,8 @@ def main() -> int:
                 )
                 time.sleep(1)
             before = _own_rss_mb(server.pid)
+            load_before = _load()
+            peak = _PeakRss(server.pid)
             parts_before = _rss_parts_mb(server.pid)
             stats_before = _malloc_stats(server.pid, stats_path) if args.malloc_stats else None
             cpu0, t0 = _cpu_s(server.pid), time.time()
@@ -683,7 +769,9 @@ def main() -> int:
                     "t0": t0,
                     "t1": t1,
                     "rss_before": before,
+                    "rss_peak": peak.stop(),
                     "rss_after": _own_rss_mb(server.pid),
+                    "load_before": load_before,
                     "rss_with_workers": _rss_mb(server.pid),
                     "rss_parts_before": parts_before,
                     "rss_parts_after": _rss_parts_mb(server.pid),
@@ -721,11 +809,12 @@ def main() -> int:
         f"\nserver alive to the end: {alive}; normal client's games: {summary['games']}, "
         f"moves lost: {len(summary['lost'])}\n"
     )
+    server_start = results[0]["rss_before"] if results else 0.0
     print(
-        "| attack | s | server CPU s | load | moves | p50 move ms | p99 move ms | p99 GET ms "
-        "| failed | RSS MB |"
+        "| attack | s | server CPU s | load before -> after | moves | p50 move ms | p99 move ms "
+        "| p99 GET ms | failed | RSS MB before / peak / after | after vs before | after vs start |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
@@ -733,9 +822,11 @@ def main() -> int:
     for r in results:
         print(
             f"| {r['attack']} | {r['t1'] - r['t0']:.1f} | {r['server_cpu_s']:.1f} | "
-            f"{r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | {f(r['move_p99_ms'])} | "
-            f"{f(r['get_p99_ms'])} | {r['failed']} | "
-            f"{r['rss_before']:.0f} -> {r['rss_after']:.0f} |"
+            f"{r['load_before']:.1f} -> {r['load']:.1f} | {r['moves']} | {f(r['move_p50_ms'])} | "
+            f"{f(r['move_p99_ms'])} | {f(r['get_p99_ms'])} | {r['failed']} | "
+            f"{r['rss_before']:.0f} / {r['rss_peak']:.0f} / {r['rss_after']:.0f} | "
+            f"{100 * (r['rss_after'] / r['rss_before'] - 1):+.0f}% | "
+            f"{100 * (r['rss_after'] / server_start - 1):+.0f}% |"
         )
     print()
     for r in results:

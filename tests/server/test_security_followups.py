@@ -277,6 +277,7 @@ def test_a_closed_websocket_is_freed_without_waiting_for_a_full_collection(
     collector off, a closed socket's protocol must be gone by reference
     counting alone."""
     import gc
+    import socket
     import time
     import weakref
 
@@ -284,13 +285,23 @@ def test_a_closed_websocket_is_freed_without_waiting_for_a_full_collection(
     from websockets.sync.client import connect
 
     seen: list[weakref.ref[Any]] = []
+    http: list[weakref.ref[Any]] = []
+    made: list[weakref.ref[Any]] = []  # every HTTP protocol: upgraded, refused or plain
 
     class Recording(limits.GuardedHttpProtocol):
         guard = limits._Guard()
+        max_per_address = 1  # a second connection while a socket is open: refused
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
 
         def handle_websocket_upgrade(self, *args: Any, **kwargs: Any) -> None:
             super().handle_websocket_upgrade(*args, **kwargs)
             seen.append(weakref.ref(self.transport.get_protocol()))
+            # The HTTP protocol that did the upgrade: its request parser
+            # holds its methods (a cycle) until it is let go.
+            http.append(weakref.ref(self))
 
     with socket_port() as port:
         options = limits.uvicorn_options()
@@ -316,14 +327,24 @@ def test_a_closed_websocket_is_freed_without_waiting_for_a_full_collection(
             assert srv.started
             for _ in range(3):
                 with connect(f"ws://127.0.0.1:{port}/api/online/{UNKNOWN}/ws") as ws:
+                    # over the cap: closed at once (or reset: nothing was read)
+                    with (
+                        socket.create_connection(("127.0.0.1", port), timeout=5) as extra,
+                        contextlib.suppress(ConnectionResetError),
+                    ):
+                        assert extra.recv(100) == b""
                     ws.send('{"type": "hello", "token": "nope"}')
                     assert "no such game" in str(ws.recv(5))
             for _ in range(250):  # the server notices each close
-                if not Recording.guard.per_address and all(r() is None for r in seen):
+                if not Recording.guard.per_address and all(r() is None for r in seen + made):
                     break
                 time.sleep(0.02)
-            assert len(seen) == 3
+            assert len(seen) == len(http) == 3
             assert [r() is None for r in seen] == [True, True, True]
+            assert [r() is None for r in http] == [True, True, True]
+            assert Recording.guard.refused == 3
+            assert len(made) == 6  # three upgraded, three refused
+            assert [r() is None for r in made] == [True] * 6
         finally:
             gc.enable()
             srv.should_exit = True
@@ -338,3 +359,49 @@ def socket_port() -> Iterator[int]:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     yield port
+
+
+def test_the_trimmers_collection_lets_go_of_names_the_attribute_cache_kept() -> None:
+    """The interpreter's attribute cache keeps a reference to every name it
+    has looked up, keyed by the name's address: a name made afresh for each
+    lookup (``re``'s ``finditer`` makes ``"search"`` each call) stays alive
+    wherever it was allocated, and after a burst thousands of them kept
+    CPython's arenas from being given back.  The trimmer's collection
+    empties the cache."""
+    import sys
+
+    class Probe:
+        def look(self) -> int:
+            return 1
+
+    name = "".join(["lo", "ok"])  # a new string, not the interned one
+    assert name is not sys.intern("look")
+    before = sys.getrefcount(name)
+    assert getattr(Probe(), name)() == 1
+    kept = sys.getrefcount(name) - before  # 1 where the cache holds it (CPython 3.11)
+    limits._collect()
+    assert sys.getrefcount(name) == before
+    assert kept in (0, 1)
+
+
+def test_the_per_address_table_is_made_anew_when_a_flood_of_addresses_is_over() -> None:
+    """A dict keeps the size it grew to: after connections from 5,000
+    addresses have come and gone, the per-address table must be as small
+    as a new one, not 5,000 slots kept for good."""
+    import sys
+
+    guard = limits._Guard()
+    empty = sys.getsizeof(guard.per_address)
+    addresses = [f"10.0.{i // 250}.{i % 250}" for i in range(5000)]
+    for a in addresses:
+        assert guard.take(a, 64)
+    assert sys.getsizeof(guard.per_address) > 50 * empty
+    assert sum(guard.per_address.values()) == 5000
+    for a in addresses:
+        guard.release(a)
+    assert guard.per_address == {}
+    assert sys.getsizeof(guard.per_address) == empty
+    # and it still counts: a cap of 2 lets two in, then refuses
+    assert guard.take("10.9.9.9", 2) and guard.take("10.9.9.9", 2)
+    assert not guard.take("10.9.9.9", 2)
+    assert guard.refused == 1

@@ -31,6 +31,7 @@ import functools
 import gc
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -171,9 +172,10 @@ class Trimmer:
     there for one check (the burst is over: trimming half-way would leave
     what is freed after it).
 
-    A trim is a full ``gc.collect()`` (the burst's connection objects are in
-    reference cycles that only a full collection frees) and then
-    ``malloc_trim(0)``, which walks the whole heap: on the project's loaded
+    A trim is a full ``gc.collect()`` with the attribute cache emptied
+    (``_collect``: what only the collector frees, and strings the cache
+    kept; the connections themselves are freed by reference counting as
+    they close) and then ``malloc_trim(0)``, which walks the whole heap: on the project's loaded
     machine it took up to ~0.2 s after a 1,000-socket burst, a stall of
     every client when it ran on the event loop.  ``check_async`` (the hub's
     sweeper) runs it in a thread."""
@@ -190,7 +192,7 @@ class Trimmer:
         )
 
     def _collect_and_trim(self) -> None:
-        gc.collect()
+        _collect()
         if self._malloc is not None:
             self._malloc()
 
@@ -218,10 +220,25 @@ class Trimmer:
         interpreter), ``malloc_trim`` in a thread (it does not)."""
         if not self.due(held):
             return False
-        gc.collect()
+        _collect()
         if self._malloc is not None:
             await asyncio.to_thread(self._malloc)
         return True
+
+
+def _collect() -> None:
+    """A full collection, and the interpreter's attribute cache emptied.
+
+    The cache (4,096 entries, type and name) holds a reference to each
+    name it has seen, keyed by the name's address: C code that makes its
+    name afresh each call (``re``'s ``finditer`` looks up ``"search"`` on a
+    new string every time) leaves up to 4,096 small strings alive, each
+    wherever it happened to be allocated.  After a burst they are spread
+    over the memory the burst needed and keep CPython's 1 MiB arenas
+    from being given back (docs/online.md, "Memory").  The cache fills
+    again as it is used (a few microseconds)."""
+    gc.collect()
+    sys._clear_type_cache()
 
 
 def connections_held() -> int:
@@ -247,10 +264,16 @@ class _Guard:
     """Connections held per address (shared by every protocol instance of
     one server process)."""
 
+    #: When the table empties after holding more addresses than this, it is
+    #: made anew: a dict keeps the size it grew to (a flood from 10,000
+    #: addresses would leave a table of 10,000 slots for good).
+    SHRINK_ABOVE = 64
+
     def __init__(self) -> None:
         self.per_address: dict[str, int] = {}
         self.refused = 0
         self.timed_out = 0
+        self._most = 0  # addresses held at once since the table was made
 
     def take(self, address: str, cap: int) -> bool:
         n = self.per_address.get(address, 0)
@@ -258,12 +281,16 @@ class _Guard:
             self.refused += 1
             return False
         self.per_address[address] = n + 1
+        self._most = max(self._most, len(self.per_address))
         return True
 
     def release(self, address: str) -> None:
         n = self.per_address.get(address, 0) - 1
         if n <= 0:
             self.per_address.pop(address, None)
+            if not self.per_address and self._most > self.SHRINK_ABOVE:
+                self.per_address = {}
+                self._most = 0
         else:
             self.per_address[address] = n
 
@@ -318,6 +345,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         if not self.guard.take(address, self.max_per_address):
             # Over the cap: close before uvicorn sets anything up for it.
             self.transport = transport
+            self._unlink()
             transport.close()
             return
         self._address = address
@@ -364,6 +392,18 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         self._release()
         super().connection_lost(exc)
 
+    def _unlink(self) -> None:
+        """Let reference counting free this protocol once nothing uses it:
+        uvicorn's request parser holds the protocol's own methods (a
+        reference cycle: protocol -> parser -> bound methods -> protocol,
+        with the transport and the flow control hanging on it).  uvicorn
+        drops the parser in ``connection_lost``; a connection refused at the
+        cap and one upgraded to a WebSocket never get there, so each one
+        waited for a full collection (1,000 WebSockets: 21,000 objects,
+        with their transports, kept through the burst, see docs/online.md,
+        "Memory")."""
+        self.parser = None
+
     def _release(self) -> None:
         if self._address is not None:
             self.guard.release(self._address)
@@ -375,6 +415,8 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         self._address = None  # the WebSocket protocol takes the connection over
         super().handle_websocket_upgrade(*args, **kwargs)
         ws = self.transport.get_protocol()
+        if ws is not self:
+            self._unlink()  # this protocol's part is over: the socket's is the WebSocket's
         if address is None or ws is self:
             return
         guard = self.guard
