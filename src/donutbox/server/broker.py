@@ -8,18 +8,19 @@ sent anywhere.
 With ``donutbox serve --broker redis://...`` (``RedisBroker``) any number of
 processes, on one machine or many, share one database and one Redis:
 
-- **Versions.**  The database stays the only authority.  After a process
-  stores a version of a game it publishes it on the ``<prefix>:games``
-  channel: the game, the version, and what was stored (the record and the
-  options: a few kilobytes), plus the wall-clock time its clock's turn
-  started.  Every other process with that game in memory applies it (one
-  move played on its copy of the game, or the record played back), under the
-  game's lock, and sends each of its readers its own filtered view, as for
-  a move made there.  A process applies a game's versions in order, each
-  once: an older or equal version is ignored, and one that leaves a gap (a
-  message lost while Redis was away, or two publishers racing) makes it read
-  the game from the database instead.  A process that loads a game just
-  after a version of it went by reads it again.
+- **Versions.** The database stays the only authority. After a process stores
+  a version of a game it publishes it on the ``<prefix>:games`` channel: the
+  game, the version, and what was stored (the record and the options: a few
+  kilobytes), plus how long its clock's running turn has run (an interval:
+  the machines' wall clocks need not agree). Every other process with that
+  game in memory applies it (one move played on its copy of the game, or the
+  record played back), under the game's lock, and sends each of its readers
+  its own filtered view, as for a move made there. A process applies a
+  game's versions in order, each once: an older or equal version is ignored,
+  and one that leaves a gap (a message lost while Redis was away, or two
+  publishers racing) makes it read the game from the database instead. A
+  process that loads a game just after a version of it went by reads it
+  again.
 - **Leases.**  A game's AI seats and clock run on exactly one process: the
   holder of the game's lease, a Redis key ``<prefix>:lease:<game>`` set with
   ``SET NX PX`` (``LEASE_MS``) and renewed every ``RENEW_SECONDS`` by a Lua
@@ -62,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..core import Game
-from . import limits, throttle
+from . import throttle
 from .errors import NoSuchGame
 from .online import Clock
 from .session import HUMAN, GameSession
@@ -82,6 +83,11 @@ SCAN_SECONDS = 0.5
 #: How often a process repeats its presence; forgotten after PRESENCE_STALE.
 PRESENCE_BEAT = 3.0
 PRESENCE_STALE = 10.0
+#: A renewal's answer is waited for at most this long (seconds).
+RENEW_TIMEOUT = 1.0
+#: Taken off a lease's length by ``holds`` (seconds, at most a quarter of it):
+#: a lease is trusted only while surely unexpired in Redis.
+LEASE_MARGIN = 0.5
 #: Versions heard of for games not in memory, remembered at most.
 HEARD = 10_000
 #: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
@@ -109,16 +115,24 @@ return 0
 """
 
 
+def _valid() -> float:
+    """Seconds after its setting or renewal that a lease is trusted."""
+    seconds = LEASE_MS / 1000
+    return seconds - min(LEASE_MARGIN, seconds / 4)
+
+
 def clock_ref(s: GameSession) -> float | None:
-    """The wall-clock time at which the running turn's clock started."""
+    """How long the running turn's clock has run (seconds), as sent to the
+    other processes: an interval, so their wall clocks need not agree."""
     c = s.clock
     if c is None or not c.running or c.turn_started is None:
         return None
-    return time.time() - (time.monotonic() - c.turn_started)
+    return max(0.0, time.monotonic() - c.turn_started)
 
 
-def _monotonic_of(wall: float) -> float:
-    return time.monotonic() - max(0.0, time.time() - wall)
+def _monotonic_of(elapsed: float) -> float:
+    """The turn's start on this process's monotonic clock."""
+    return time.monotonic() - max(0.0, float(elapsed))
 
 
 class LocalBroker:
@@ -171,6 +185,16 @@ class LocalBroker:
         it was."""
         return False
 
+    async def caught_up(self, game_id: str) -> None:
+        """After a Stale refusal (and outside the game's lock): read the game
+        again if the database is ahead of this process's copy (a version
+        whose message never came), so the next move can succeed; a failure
+        here is logged, never the caller's answer."""
+        try:
+            await self.refresh(game_id)
+        except Exception as err:
+            log.warning("broker: game %s not read again after a stale move (%s)", game_id, err)
+
 
 class RedisBroker(LocalBroker):
     """Many processes on one database and one Redis (see the module's
@@ -191,8 +215,12 @@ class RedisBroker(LocalBroker):
         self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
+        #: the shared rate limits' own client (throttle.RedisBuckets)
+        self.buckets_client: Any = None
         #: games whose lease this process holds, and those being asked for
         self.held: set[str] = set()
+        #: when each held lease was last set or renewed (asked at, monotonic)
+        self.held_at: dict[str, float] = {}
         self.wanted: set[str] = set()
         #: when another process was found holding a game's lease
         self.refused: dict[str, float] = {}
@@ -200,15 +228,21 @@ class RedisBroker(LocalBroker):
         self.remote: dict[str, dict[str, tuple[set[int], int, float]]] = {}
         #: the newest version heard of, for games not in memory here
         self.heard: OrderedDict[str, int] = OrderedDict()
-        #: (game, version) whose clock start was announced or heard
-        self.clock_known: set[tuple[str, int]] = set()
+        #: per game, the version whose clock start was announced or heard
+        #: (dropped when the game is released or leaves memory)
+        self.clock_known: dict[str, int] = {}
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
         #: when the held leases were last renewed (asked at)
         self._renewed = time.monotonic()
+        #: set by ``close``: the loops stop at their next turn
+        self._closing = False
+        #: a batch of messages is on its way to Redis
+        self._sending = False
         self.applied = 0
+        self.malformed = 0
         self.reloads = 0
         self.unsent = 0
         self.takeovers = 0
@@ -217,7 +251,8 @@ class RedisBroker(LocalBroker):
 
     async def start(self) -> None:
         await self.client.ping()
-        throttle.use_shared(throttle.RedisBuckets(self.client, self.prefix))
+        self.buckets_client = throttle.RedisBuckets.client_for(self.url)
+        throttle.use_shared(throttle.RedisBuckets(self.buckets_client, self.prefix))
         ready = asyncio.Event()
         self._tasks = [
             asyncio.ensure_future(self._listen(ready)),
@@ -231,11 +266,8 @@ class RedisBroker(LocalBroker):
         throttle.use_shared(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._drain(), 2)
-        for task in [*self._tasks, *self._spawned]:
-            task.cancel()
-        for task in [*self._tasks, *self._spawned]:
-            with contextlib.suppress(BaseException):
-                await task
+        self._closing = True
+        await _stop([*self._tasks, *self._spawned])
         with contextlib.suppress(Exception):
             # Leases given back at once, so another process need not wait for
             # them to expire.
@@ -244,9 +276,13 @@ class RedisBroker(LocalBroker):
             await self.client.publish(self.channel, self._head + orjson.dumps({"k": "bye"}))
         with contextlib.suppress(Exception):
             await self.client.aclose()
+        if self.buckets_client is not None:
+            with contextlib.suppress(Exception):
+                await self.buckets_client.aclose()
 
     async def _drain(self) -> None:
-        while not self._outbox.empty():
+        # Until the last batch has reached Redis, not merely left the queue.
+        while not self._outbox.empty() or self._sending:
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Any) -> None:
@@ -270,10 +306,11 @@ class RedisBroker(LocalBroker):
     async def _send_forever(self) -> None:
         # One task sends everything, so this process's messages reach Redis
         # in the order they were made.
-        while True:
+        while not self._closing:
             batch = [await self._outbox.get()]
             while len(batch) < 200 and not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
+            self._sending = True
             try:
                 if len(batch) == 1:
                     await self.client.publish(self.channel, batch[0])
@@ -288,6 +325,8 @@ class RedisBroker(LocalBroker):
                 self.unsent += 1
                 if self.unsent == 1 or self.unsent % 1000 == 0:
                     log.error("broker: could not publish (%s; %d unsent)", err, self.unsent)
+            finally:
+                self._sending = False
 
     def published(self, s: GameSession) -> None:
         if s.game.finished:
@@ -300,51 +339,67 @@ class RedisBroker(LocalBroker):
                 "r": s.game.to_record(),
                 "op": s.options,
                 "f": s.game.finished,
-                "t": clock_ref(s),
+                "e": clock_ref(s),
                 "tb": _takeback_wire(s.takeback),
             }
         )
 
     def clock_started(self, s: GameSession) -> None:
-        key = (s.id, s.version)
-        if key in self.clock_known:
+        if self.clock_known.get(s.id) == s.version:
             return
-        self.clock_known.add(key)
-        self._send({"k": "c", "g": s.id, "v": s.version, "t": clock_ref(s)})
+        self.clock_known[s.id] = s.version
+        self._send({"k": "c", "g": s.id, "v": s.version, "e": clock_ref(s)})
 
     # -- hearing ------------------------------------------------------------------
 
     async def _listen(self, ready: asyncio.Event) -> None:
         pause = 0.1
         first = True
-        while True:
+        while not self._closing:
+            pubsub = self.client.pubsub()
             try:
-                pubsub = self.client.pubsub()
                 await pubsub.subscribe(self.channel)
                 ready.set()
                 if not first:
-                    # Messages may have been missed meanwhile: catch up.
+                    # Messages may have been missed meanwhile: catch up; and
+                    # leases dropped while Redis was away are asked for again.
                     hub = self.hub
                     for game_id in list(hub.sessions) if hub else []:
                         self._spawn(self.refresh(game_id))
+                    self._ask_again()
                 first = False
                 pause = 0.1
-                while True:
+                while not self._closing:
                     item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
                     if item is None or item.get("type") != "message":
                         continue
                     head, _, body = bytes(item["data"]).partition(b"\n")
                     if head + b"\n" == self._head:
                         continue  # this process's own
-                    msg = orjson.loads(body)
-                    msg["o"] = head.decode()
-                    self._hear(msg)
+                    try:
+                        msg = orjson.loads(body)
+                        if not isinstance(msg, dict):
+                            raise ValueError("not an object")
+                        msg["o"] = head.decode()
+                        self._hear(msg)
+                    except Exception as err:
+                        # One bad message (another version's, or garbage) is
+                        # skipped: not a reconnection and a catch-up of
+                        # every game.
+                        self.malformed += 1
+                        if self.malformed == 1 or self.malformed % 1000 == 0:
+                            log.error(
+                                "broker: a message skipped (%s; %d so far)", err, self.malformed
+                            )
             except asyncio.CancelledError:
                 raise
             except Exception as err:
                 log.error("broker: lost Redis (%s); reconnecting", err)
                 await asyncio.sleep(pause)
                 pause = min(2.0, pause * 2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
 
     def _hear(self, msg: dict[str, Any]) -> None:
         origin = msg.get("o")
@@ -432,7 +487,7 @@ class RedisBroker(LocalBroker):
                     created=datetime.now(UTC),
                     updated=datetime.now(UTC),
                 )
-                adopt(s, stored, msg.get("t"))
+                adopt(s, stored, msg.get("e"))
                 s.takeback = takeback
                 self.applied += 1
             else:  # a gap: the database has what was missed
@@ -443,7 +498,10 @@ class RedisBroker(LocalBroker):
 
     async def _reload(self, s: GameSession) -> bool:
         """Under the game's lock: read it from the database; True if newer."""
-        stored = await limits.run_blocking(s.store.get, s.id, what="reading a game")
+        # Not through the work pool (limits.run_blocking): a takeover of many
+        # games, or a catch-up of all of them, must not be refused as
+        # Overloaded (as Hub._load).
+        stored = await asyncio.to_thread(s.store.get, s.id)
         if stored is None or stored.version <= s.version:
             return False
         adopt(s, stored, None)
@@ -482,10 +540,10 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id)
             if s is None or s.version != int(msg["v"]) or s.clock is None:
                 return
-            wall = msg.get("t")
-            self.clock_known.add((game_id, s.version))
+            elapsed = msg.get("e")
+            self.clock_known[game_id] = s.version
             s.clock.running = True
-            s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+            s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
             hub.fanout.publish(s)
         hub.clocks.schedule(s)
 
@@ -573,7 +631,7 @@ class RedisBroker(LocalBroker):
                     hub.fanout.presence_changed(game_id, announce=False)
 
     async def _beat_forever(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(PRESENCE_BEAT)
             hub = self.hub
             if hub is None:
@@ -599,7 +657,10 @@ class RedisBroker(LocalBroker):
     # -- leases ---------------------------------------------------------------------
 
     def holds(self, game_id: str) -> bool:
-        return game_id in self.held
+        # Held, and set or renewed recently enough that it cannot have
+        # expired in Redis meanwhile (a renewal that hangs does not keep it).
+        at = self.held_at.get(game_id)
+        return game_id in self.held and at is not None and time.monotonic() - at < _valid()
 
     def want(self, game_id: str) -> None:
         if game_id in self.held or game_id in self.wanted:
@@ -615,6 +676,7 @@ class RedisBroker(LocalBroker):
         assert hub is not None
         try:
             try:
+                asked = time.monotonic()
                 got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
                 if not got:
                     # Another process runs it (the scan takes it if that one dies).
@@ -628,6 +690,7 @@ class RedisBroker(LocalBroker):
                 log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
                 return
             self.held.add(game_id)
+            self.held_at[game_id] = asked
             try:
                 s = await hub.load(game_id)
             except (NoSuchGame, StorageError):
@@ -635,7 +698,10 @@ class RedisBroker(LocalBroker):
                 return
             # The database may hold a version whose message never came (its
             # writer died between storing and publishing).
-            await self.refresh(game_id)
+            try:
+                await self.refresh(game_id)
+            except Exception as err:  # the seats and clock are started anyway
+                log.warning("broker: game %s not read again on taking its lease (%s)", game_id, err)
             s = hub.sessions.get(game_id) or s
             if s.game.finished:
                 self.release(game_id)
@@ -649,8 +715,8 @@ class RedisBroker(LocalBroker):
                 if s.clock is not None and s.clock.running and lock is not None:
                     async with lock:
                         s.clock.turn_started = time.monotonic()
-                        self.clock_known.add((game_id, s.version))
-                        self._send({"k": "c", "g": game_id, "v": s.version, "t": clock_ref(s)})
+                        self.clock_known[game_id] = s.version
+                        self._send({"k": "c", "g": game_id, "v": s.version, "e": clock_ref(s)})
                         hub.fanout.publish(s)
             hub.seats.kick(game_id)
             hub.clocks.schedule(s)
@@ -661,6 +727,8 @@ class RedisBroker(LocalBroker):
         if game_id not in self.held:
             return
         self.held.discard(game_id)
+        self.held_at.pop(game_id, None)
+        self.clock_known.pop(game_id, None)
         hub = self.hub
         if hub is not None:
             hub.clocks.drop(game_id)
@@ -675,7 +743,7 @@ class RedisBroker(LocalBroker):
 
     async def _leases_forever(self) -> None:
         last_renew = 0.0
-        while True:
+        while not self._closing:
             await asyncio.sleep(SCAN_SECONDS)
             try:
                 if time.monotonic() - last_renew >= RENEW_SECONDS:
@@ -694,8 +762,23 @@ class RedisBroker(LocalBroker):
                     hub = self.hub
                     for game_id in list(self.held):
                         self.held.discard(game_id)
+                        self.held_at.pop(game_id, None)
                         if hub is not None:
                             hub.clocks.drop(game_id)
+                    self._ask_again()
+
+    def _ask_again(self) -> None:
+        """Every game in memory with an AI seat to move or a running clock
+        asks for its lease again (after leases were dropped without Redis,
+        and when it is back: nothing else would ask while nobody moves)."""
+        hub = self.hub
+        if hub is None:
+            return
+        for game_id, s in list(hub.sessions.items()):
+            if s.game.finished:
+                continue
+            hub.seats.kick(game_id)
+            hub.clocks.schedule(s)
 
     async def _renew_all(self) -> None:
         hub = self.hub
@@ -703,17 +786,26 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id) if hub is not None else None
             if s is None or s.game.finished:
                 self.release(game_id)
+        if hub is not None:  # games that left memory (held here or not)
+            for game_id in [g for g in self.clock_known if g not in hub.sessions]:
+                del self.clock_known[game_id]
         games = sorted(self.held)
         if not games:
             self._renewed = time.monotonic()
             return
         asked = time.monotonic()
-        kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
+        kept = await asyncio.wait_for(
+            self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS]),
+            RENEW_TIMEOUT,
+        )
         self._renewed = asked
         for game_id, ok in zip(games, kept, strict=True):
+            if ok and game_id in self.held:
+                self.held_at[game_id] = asked
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
                 self.held.discard(game_id)
+                self.held_at.pop(game_id, None)
                 if hub is not None:
                     hub.clocks.drop(game_id)
                 # Asked for again: it is free if Redis lost it (a restart),
@@ -733,6 +825,31 @@ class RedisBroker(LocalBroker):
                 self.want(game_id)
 
 
+#: How long ``close`` waits for the broker's tasks to stop (seconds).
+STOP_SECONDS = 5.0
+
+
+async def _stop(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait for them to end, cancelling again those that
+    carry on: redis-py (8.1) can swallow a cancellation that lands while a
+    command is in flight (the task then waits on its queue for ever, and the
+    app's shutdown with it), and a second one lands on an ordinary await.
+    Given up on, with a log line, after STOP_SECONDS."""
+    pending = {t for t in tasks if not t.done()}
+    deadline = time.monotonic() + STOP_SECONDS
+    while pending:
+        for task in pending:
+            task.cancel()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            log.error("broker: %d tasks did not stop at shutdown", len(pending))
+            return
+        _, pending = await asyncio.wait(pending, timeout=min(0.2, left))
+    for task in tasks:  # their ends retrieved: asyncio logs nothing
+        if task.done() and not task.cancelled():
+            task.exception()
+
+
 def _takeback_wire(takeback: tuple[int, int, set[int]] | None) -> list[Any] | None:
     if takeback is None:
         return None
@@ -747,7 +864,7 @@ def _takeback_of(wire: Any) -> tuple[int, int, set[int]] | None:
     return int(by), int(version), {int(x) for x in agreed}
 
 
-def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
+def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
     """Make ``s`` the game as ``stored`` (a newer version stored by another
     process): one move played on its game when that is all that changed, the
     record played back otherwise.  What only this process knows of the game
@@ -778,7 +895,7 @@ def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
     clock = online.get("clock")
     s.clock = Clock.from_dict(clock) if clock else None
     if s.clock is not None and s.clock.running:
-        s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+        s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
     s.takeback = None
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import ai_runner
 from .ai_runner import seed
+from .errors import Stale
 from .session import HUMAN, GameSession
 from .storage import StorageError
 
@@ -65,6 +66,10 @@ class Clocks:
     async def _watch(self, game_id: str, version: int, deadline: float) -> None:
         try:
             await self._run_out(game_id, version, deadline)
+        except Stale:
+            # A human's move, stored by another process, beat the stand-in's:
+            # this copy is behind; read it (its clock is scheduled again).
+            await self.hub.broker.caught_up(game_id)
         except StorageError as err:
             # The stand-in's move was not saved (the store retried): tell the
             # readers and try again shortly, as an AI seat does; the clock is
