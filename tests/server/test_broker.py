@@ -783,3 +783,137 @@ def test_shutdown_ends_a_task_that_swallowed_its_cancellation(monkeypatch: Any) 
         assert all(t.cancelled() for t in b._tasks)
 
     asyncio.run(main())
+
+
+def _late_renewals(monkeypatch: Any) -> None:
+    """Lease times for the late-renewal tests: a 3 s lease trusted for
+    2.25 s, renewed every 0.2 s, each renewal waited for 0.5 s at most."""
+    from donutbox.server import broker as broker_module
+
+    monkeypatch.setattr(broker_module, "LEASE_MS", 3000)
+    monkeypatch.setattr(broker_module, "LEASE_MARGIN", 0.75)
+    monkeypatch.setattr(broker_module, "RENEW_SECONDS", 0.2)
+    monkeypatch.setattr(broker_module, "SCAN_SECONDS", 0.1)
+    monkeypatch.setattr(broker_module, "RENEW_TIMEOUT", 0.5)
+
+
+def _hold_renewals(client: Any, b: RedisBroker) -> Any:
+    """This process's renewals get no answer until the returned function is
+    called (as over a slow link): every other Redis call goes through."""
+    gate = client.portal.call(asyncio.Event)
+    real = b._renew
+
+    async def late(**kw: Any) -> Any:
+        await gate.wait()
+        return await real(**kw)
+
+    b._renew = late
+    return lambda: client.portal.call(gate.set)
+
+
+def _until(what: Any, seconds: float, why: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (got := what()):
+        assert time.monotonic() < deadline, why
+        time.sleep(0.02)
+    return got
+
+
+@needs_redis
+def test_an_ai_seat_kicked_while_its_lease_s_renewal_is_late_moves_once_it_is_renewed(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A renewal answered later than the lease's margin: the lease is not
+    trusted meanwhile, so the AI seat, kicked by the human's move then, does
+    not move; once the renewal comes back (the lease was never lost) it
+    moves within a second or two, once, from this process (the other
+    process on the same Redis never took the game)."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    _late_renewals(monkeypatch)
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with (
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one,
+        TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as two,
+    ):
+        g = one.post("/api/online", json={"seats": [{"kind": "random"}, {"name": "H"}]}).json()
+        auth = {"Authorization": f"Bearer {g['seats'][1]['token']}"}
+        path = f"/api/online/{g['id']}"
+        b = one.app.state.hub.broker  # type: ignore[attr-defined]
+        # The AI seat moved first, from process one: it holds the lease.
+        st = _until(
+            lambda: (x := one.get(path, headers=auth).json())["legal"] and x, 10, "no AI move"
+        )
+        assert st["version"] == 1 and b.holds(g["id"])
+        answer = _hold_renewals(one, b)
+        _until(lambda: not b.holds(g["id"]), 5, "the lease stayed trusted")
+        r = one.post(f"{path}/moves", json={"move": st["legal"][0], "version": 1}, headers=auth)
+        assert r.status_code == 200, r.text
+        time.sleep(0.3)
+        assert one.get(path, headers=auth).json()["version"] == 2  # not while untrusted
+        answer()
+        shown = time.monotonic()
+        st = _until(
+            lambda: (x := one.get(path, headers=auth).json())["version"] > 2 and x,
+            3,
+            "the AI seat never moved after the renewal",
+        )
+        assert time.monotonic() - shown < 3
+        assert st["version"] == 3 and st["legal"] and len(st["history"]) == 3
+        holder = one.portal.call(b.client.get, b._lease(g["id"]))
+        assert holder == b.origin.encode()  # never lost: the same process moved
+        assert b.takeovers == 0 and two.app.state.hub.broker.takeovers == 0  # type: ignore[attr-defined]
+
+
+@needs_redis
+def test_a_clock_started_while_its_lease_s_renewal_is_late_runs_out_once_it_is_renewed(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The human joins (which starts the clock) while the lease's renewal is
+    late: the clock is not watched meanwhile; once the renewal comes back it
+    is, and when the human's 3 seconds are gone the stand-in moves."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from donutbox.server.app import create_app
+
+    assert REDIS
+    _late_renewals(monkeypatch)
+    monkeypatch.setenv("DONUTBOX_BROKER_PREFIX", f"test-{uuid.uuid4().hex[:8]}")
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    with TestClient(create_app(url, inline_ai=True, broker_url=REDIS)) as one:
+        body = {
+            "seats": [{"kind": "random"}, {"name": "H"}],
+            "clock": {"minutes": 0.05, "increment": 0},
+        }
+        g = one.post("/api/online", json=body).json()
+        auth = {"Authorization": f"Bearer {g['seats'][1]['token']}"}
+        path = f"/api/online/{g['id']}"
+        b = one.app.state.hub.broker  # type: ignore[attr-defined]
+        st = _until(
+            lambda: (x := one.get(path, headers=auth).json())["legal"] and x, 10, "no AI move"
+        )
+        assert st["version"] == 1 and st["clock"]["running"] is None  # the human is not seated
+        answer = _hold_renewals(one, b)
+        _until(lambda: not b.holds(g["id"]), 5, "the lease stayed trusted")
+        with one.websocket_connect(f"{path}/ws") as ws:
+            ws.send_text(json.dumps({"type": "hello", "token": g["seats"][1]["token"]}))
+            joined = time.monotonic()
+            _until(
+                lambda: one.get(path, headers=auth).json()["clock"]["running"] == 1,
+                3,
+                "the clock never started",
+            )
+            answer()
+            st = _until(
+                lambda: (x := one.get(path, headers=auth).json())["version"] > 1 and x,
+                8,
+                "the clock never ran out",
+            )
+            assert 3.0 <= time.monotonic() - joined < 8.0
+            assert True in st["clock"]["flagged"] and len(st["history"]) >= 2

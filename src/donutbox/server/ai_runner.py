@@ -280,7 +280,10 @@ class AISeats:
             s = hub.session(game_id)
             async with hub.lock(game_id):
                 if not hub.broker.holds(game_id):
-                    return  # the lease went to another process: it moves
+                    # The lease went to another process (it moves), or its
+                    # renewal is late: asked for, it kicks again once ours.
+                    hub.broker.want(game_id)
+                    return
                 if s.version != version:
                     continue  # something changed (a takeback): think again
                 try:

@@ -106,6 +106,18 @@ for i, key in ipairs(KEYS) do
 end
 return out
 """
+_TAKE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -215,6 +227,7 @@ class RedisBroker(LocalBroker):
         self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
+        self._take = self.client.register_script(_TAKE)
         #: the shared rate limits' own client (throttle.RedisBuckets)
         self.buckets_client: Any = None
         #: games whose lease this process holds, and those being asked for
@@ -222,6 +235,9 @@ class RedisBroker(LocalBroker):
         #: when each held lease was last set or renewed (asked at, monotonic)
         self.held_at: dict[str, float] = {}
         self.wanted: set[str] = set()
+        #: held games whose AI seat or clock wanted to act while the lease
+        #: was not trusted (a renewal late): resumed once it is (``_resume``)
+        self.stalled: set[str] = set()
         #: when another process was found holding a game's lease
         self.refused: dict[str, float] = {}
         #: per game, per other process: (seats connected, spectators, when)
@@ -663,7 +679,14 @@ class RedisBroker(LocalBroker):
         return game_id in self.held and at is not None and time.monotonic() - at < _valid()
 
     def want(self, game_id: str) -> None:
-        if game_id in self.held or game_id in self.wanted:
+        if game_id in self.held:
+            if not self.holds(game_id):
+                # Held, but a renewal is late: the AI seat or clock that
+                # asked carries on once it is renewed (``_resume``), or once
+                # asked for again if it expired meanwhile (``_scan``).
+                self.stalled.add(game_id)
+            return
+        if game_id in self.wanted:
             return
         refused = self.refused.get(game_id)
         if refused is not None and time.monotonic() - refused < RENEW_SECONDS:
@@ -677,7 +700,12 @@ class RedisBroker(LocalBroker):
         try:
             try:
                 asked = time.monotonic()
-                got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
+                # Free, or still this process's in Redis (dropped here while
+                # Redis was slow to answer): ours.
+                got = await asyncio.wait_for(
+                    self._take(keys=[self._lease(game_id)], args=[self.origin, LEASE_MS]),
+                    RENEW_TIMEOUT,
+                )
                 if not got:
                     # Another process runs it (the scan takes it if that one dies).
                     self.refused[game_id] = time.monotonic()
@@ -685,9 +713,15 @@ class RedisBroker(LocalBroker):
                         self.refused.pop(next(iter(self.refused)))
                     return
                 self.refused.pop(game_id, None)
-                added = await self.client.sadd(self.active_key, game_id)
+                added = await asyncio.wait_for(
+                    self.client.sadd(self.active_key, game_id), RENEW_TIMEOUT
+                )
             except Exception as err:
-                log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
+                # Asked for again by the scan (the game stays listed) or by
+                # the next move.
+                log.error(
+                    "broker: could not ask for the lease of game %s (%s)", game_id, _said(err)
+                )
                 return
             self.held.add(game_id)
             self.held_at[game_id] = asked
@@ -726,13 +760,18 @@ class RedisBroker(LocalBroker):
     def release(self, game_id: str) -> None:
         if game_id not in self.held:
             return
+        self._drop(game_id)
+        self.clock_known.pop(game_id, None)
+        self._spawn(self._give_back(game_id))
+
+    def _drop(self, game_id: str) -> None:
+        """Not held here any more: its clock stops being watched here."""
         self.held.discard(game_id)
         self.held_at.pop(game_id, None)
-        self.clock_known.pop(game_id, None)
+        self.stalled.discard(game_id)
         hub = self.hub
         if hub is not None:
             hub.clocks.drop(game_id)
-        self._spawn(self._give_back(game_id))
 
     async def _give_back(self, game_id: str) -> None:
         try:
@@ -745,27 +784,51 @@ class RedisBroker(LocalBroker):
         last_renew = 0.0
         while not self._closing:
             await asyncio.sleep(SCAN_SECONDS)
-            try:
-                if time.monotonic() - last_renew >= RENEW_SECONDS:
-                    last_renew = time.monotonic()
+            if time.monotonic() - last_renew >= RENEW_SECONDS:
+                last_renew = time.monotonic()
+                try:
                     await self._renew_all()
-                await self._scan()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    log.error("broker: leases not renewed (%s)", _said(err))
+                    if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
+                        # They have expired by now: another process may run
+                        # these games; this one stops (it asks again when
+                        # Redis is back, through the scan).
+                        log.error("broker: %d leases expired without Redis", len(self.held))
+                        for game_id in list(self.held):
+                            self._drop(game_id)
+                        self._ask_again()
+            try:
+                # Even when the renewal failed: a lease that expired is
+                # asked for again, by this process too.
+                await asyncio.wait_for(self._scan(), RENEW_TIMEOUT)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
-                log.error("broker: leases not renewed (%s)", err)
-                if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
-                    # They have expired by now: another process may run
-                    # these games; this one stops (it asks again when Redis
-                    # is back, through the scan).
-                    log.error("broker: %d leases expired without Redis", len(self.held))
-                    hub = self.hub
-                    for game_id in list(self.held):
-                        self.held.discard(game_id)
-                        self.held_at.pop(game_id, None)
-                        if hub is not None:
-                            hub.clocks.drop(game_id)
-                    self._ask_again()
+                log.error("broker: games whose holder died not looked for (%s)", _said(err))
+            self._resume()
+
+    def _resume(self) -> None:
+        """The games whose AI seat or clock gave up while their lease was not
+        trusted, and whose lease is trusted again (renewed, or taken again):
+        their AI seat is kicked and their clock watched again (nothing else
+        would before the next move)."""
+        hub = self.hub
+        if hub is None:
+            return
+        for game_id in list(self.stalled):
+            if game_id not in self.held:  # dropped: asked for again meanwhile
+                self.stalled.discard(game_id)
+                continue
+            if not self.holds(game_id) or game_id in hub.seats.thinking:
+                continue  # next round (a thinking seat is ending its turn)
+            self.stalled.discard(game_id)
+            s = hub.sessions.get(game_id)
+            if s is not None and not s.game.finished:
+                hub.seats.kick(game_id)
+                hub.clocks.schedule(s)
 
     def _ask_again(self) -> None:
         """Every game in memory with an AI seat to move or a running clock
@@ -804,25 +867,37 @@ class RedisBroker(LocalBroker):
                 self.held_at[game_id] = asked
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
-                self.held.discard(game_id)
-                self.held_at.pop(game_id, None)
-                if hub is not None:
-                    hub.clocks.drop(game_id)
+                self._drop(game_id)
                 # Asked for again: it is free if Redis lost it (a restart),
                 # and refused if another process has taken the game over.
                 self.want(game_id)
 
     async def _scan(self) -> None:
-        """Games whose holder died: their lease expired, they are still listed."""
+        """Games whose lease expired while they are still listed: their
+        holder died, or is this process with renewals too late (held here
+        but not trusted).  Each is asked for again (by every process: one
+        gets it).  A lease held here but not trusted that another process
+        has taken is let go."""
         members = await self.client.smembers(self.active_key)
         games = [m.decode() if isinstance(m, bytes) else str(m) for m in members]
-        games = [g for g in games if g not in self.held and g not in self.wanted]
+        games = [g for g in games if g not in self.wanted and not self.holds(g)]
         if not games:
             return
         holders = await self.client.mget([self._lease(g) for g in games])
         for game_id, holder in zip(games, holders, strict=True):
             if holder is None:
+                if game_id in self.held:
+                    log.warning("broker: the lease of game %s expired here", game_id)
+                    self._drop(game_id)
                 self.want(game_id)
+            elif game_id in self.held and holder != self.origin.encode():
+                log.warning("broker: game %s was taken over by another process", game_id)
+                self._drop(game_id)
+
+
+def _said(err: BaseException) -> str:
+    """An error in a few words (a timeout's text is empty)."""
+    return str(err).strip().split("\n")[0] or type(err).__name__
 
 
 #: How long ``close`` waits for the broker's tasks to stop (seconds).

@@ -101,7 +101,12 @@ class Clocks:
         move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
         s = hub.session(game_id)
         async with hub.lock(game_id):
-            if s.version != version or s.timed_out() != seat or not hub.broker.holds(game_id):
+            if s.version != version or s.timed_out() != seat:
+                return
+            if not hub.broker.holds(game_id):
+                # Another process runs it, or the lease's renewal is late:
+                # asked for, the clock is watched again once it is ours.
+                hub.broker.want(game_id)
                 return
             await s.play_for_timed_out(seat, move)
             hub.changed(s)
