@@ -1005,34 +1005,79 @@ def check_url(url: str) -> None:
 #: The PostgreSQL advisory lock key taken while a process creates and
 #: migrates the schema (any fixed 64-bit number; "donutbox" in ASCII).
 SCHEMA_LOCK = 0x646F6E7574626F78
+#: How long a starting process waits for another's migration at most
+#: (seconds; ``DONUTBOX_SCHEMA_WAIT`` overrides it).
+SCHEMA_WAIT = 120.0
 
 
 @contextlib.contextmanager
 def schema_lock(db_url: str | None) -> Iterator[None]:
     """On PostgreSQL, processes starting together create and migrate the
-    schema one at a time (a session advisory lock); elsewhere nothing.  If
-    the server cannot be reached, nothing is locked: the caller reports it."""
+    schema one at a time: a session advisory lock, taken on a connection of
+    its own in autocommit mode (no transaction is open while it waits or
+    holds it), always given back (closing the connection gives it back even
+    if the unlock fails), and waited for at most ``SCHEMA_WAIT`` seconds:
+    beyond, a ValueError names the PostgreSQL backend that holds it.
+    Elsewhere nothing.  If the server cannot be reached, nothing is locked:
+    the caller reports it."""
     if not db_url or not db_url.startswith("postgresql"):
         yield
         return
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(db_url, poolclass=NullPool)
+    wait = float(os.environ.get("DONUTBOX_SCHEMA_WAIT") or SCHEMA_WAIT)
+    engine = create_engine(
+        db_url,
+        poolclass=NullPool,
+        isolation_level="AUTOCOMMIT",
+        connect_args={"connect_timeout": 10},
+    )
     try:
         try:
             conn = engine.connect()
-            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SCHEMA_LOCK})
-            conn.commit()
         except Exception:
             conn = None
+        if conn is not None:
+            try:
+                _take_schema_lock(conn, text, wait)
+            except BaseException:
+                conn.close()
+                raise
         try:
             yield
         finally:
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SCHEMA_LOCK})
-                    conn.commit()
                 conn.close()
     finally:
         engine.dispose()
+
+
+def _take_schema_lock(conn: Any, text: Any, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    said = False
+    while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": SCHEMA_LOCK}).scalar():
+        if not said:
+            log.warning("storage: waiting for another process to create or migrate the schema")
+            said = True
+        if time.monotonic() >= deadline:
+            row = conn.execute(
+                text(
+                    "SELECT l.pid, a.state, a.backend_start FROM pg_locks l"
+                    " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                    " AND l.classid::text::bigint = :hi AND l.objid::text::bigint = :lo"
+                    " AND l.database = (SELECT oid FROM pg_database"
+                    " WHERE datname = current_database())"
+                ),
+                {"hi": SCHEMA_LOCK >> 32, "lo": SCHEMA_LOCK & 0xFFFFFFFF},
+            ).first()
+            who = f"PostgreSQL backend {row[0]} ({row[1] or 'unknown state'})" if row else "?"
+            raise ValueError(
+                f"another process has held the schema lock for over {wait:.0f} s ({who}): "
+                "is a server stuck starting? stop it, or free the lock with "
+                f"SELECT pg_terminate_backend({row[0] if row else 'pid'})"
+            )
+        time.sleep(0.2)
