@@ -32,7 +32,11 @@ processes, on one machine or many, share one database and one Redis:
   takes it over: it reads the game from the database, restarts the turn's
   clock from the takeover (the player to move is not charged for the time
   nobody ran their clock), and carries on.  So a dead process's games carry
-  on within ``LEASE_MS / 1000 + SCAN_SECONDS`` seconds.
+  on within ``LEASE_MS / 1000 + SCAN_SECONDS`` seconds.  A lease is acted on
+  only while surely unexpired (``holds``); an AI seat or clock that wanted
+  to act while its renewal was late resumes once it is renewed
+  (``_resume``), and a lease that expired meanwhile is asked for again by
+  the scan of every process, its late holder included.
 - **Presence.**  Each process publishes which seats are connected to it
   (and how many watch) when that changes, and again every
   ``PRESENCE_BEAT`` seconds; the others merge it into the presence they
