@@ -454,3 +454,49 @@ def test_a_schema_lock_held_too_long_is_refused_in_one_line_with_no_transaction_
         assert app.get("/api/meta").status_code == 200
     with psycopg.connect(_plain(fresh_db), autocommit=True) as c:
         assert c.execute("SELECT pg_try_advisory_lock(%s)", (SCHEMA_LOCK,)).fetchone() == (True,)
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The AI worker processes (multiprocessing's spawned children) of ``pid``."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited
+
+
+def test_a_server_killed_with_sigkill_leaves_no_ai_worker_behind(tmp_path: Path) -> None:
+    """The server alone is killed (not its process group, as an OOM kill
+    or a supervisor that signals one pid does): its AI workers, which
+    wait on a queue whose both ends they hold, exit by themselves within
+    seconds instead of waiting for ever."""
+    s = Serve(tmp_path / "one.log", {}, db=f"sqlite:///{tmp_path / 'g.db'}")
+    try:
+        s.wait_ready(60)
+        workers = _until_workers(s.proc.pid)
+        os.kill(s.proc.pid, signal.SIGKILL)
+        s.proc.wait(10)
+        deadline = time.monotonic() + 10
+        while alive := [w for w in workers if _alive(w)]:
+            assert time.monotonic() < deadline, f"workers {alive} outlived their server"
+            time.sleep(0.1)
+    finally:
+        s.stop()
+
+
+def _until_workers(pid: int) -> list[int]:
+    deadline = time.monotonic() + 60
+    while len(workers := _workers_of(pid)) < 2:  # the searches' and the quick agents'
+        assert time.monotonic() < deadline, "the AI workers never started"
+        time.sleep(0.1)
+    return workers
