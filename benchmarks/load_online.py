@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import http.client
 import json
 import os
 import random
@@ -277,62 +278,104 @@ def main() -> int:
         ap.error("--processes above 1 needs --db (e.g. PostgreSQL) and --broker (Redis)")
     procs: list[subprocess.Popen[bytes]] = []
     bases = args.url.split(",") if args.url else []
-    if not bases:
-        db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
-        # Every bot game is made from this one address: lift the per-address
-        # creation and request limits for the servers started here
-        # (docs/online.md); the processes share one key prefix of their own.
-        env = {
-            **os.environ,
-            "DONUTBOX_CREATE_BURST": str(args.games + 10),
-            "DONUTBOX_REQUEST_BURST": str(10 * args.games + 1000),
-            "DONUTBOX_BROKER_PREFIX": f"load-{os.getpid()}-{int(time.time())}",
-        }
-        extra = ["--broker", args.broker] if args.broker else []
-        for _ in range(args.processes):
-            port = _free_port()
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "donutbox.cli",
-                        "serve",
-                        "--port",
-                        str(port),
-                        "--db",
-                        db,
-                        *extra,
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    env=env,
-                )
-            )
-            bases.append(f"http://127.0.0.1:{port}")
-        for base in bases:
-            for _ in range(600):
-                try:
-                    _http(base, "/api/meta")
-                    break
-                except OSError:
-                    time.sleep(0.1)
     try:
+        if not bases:
+            _start_servers(args, procs, bases)
         cpu0 = sum(_cpu(p) for p in procs)
         result = asyncio.run(run(args, bases))
         result["server_cpu_seconds"] = (
             round(sum(_cpu(p) for p in procs) - cpu0, 1) if procs else None
         )
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            proc.wait(30)
+        _stop_servers(procs)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
         Path(args.json).write_text(text + "\n")
     ok = result["games_with_lost_moves"] == 0 and result["errors"] == 0
     return 0 if ok else 1
+
+
+#: Seconds a started server has to answer (imports, migrations, one
+#: process at a time on the schema lock).
+START_LIMIT = 60.0
+
+
+def _start_servers(
+    args: argparse.Namespace, procs: list[subprocess.Popen[bytes]], bases: list[str]
+) -> None:
+    """Start ``args.processes`` servers together (into ``procs`` at once, so
+    that the caller stops them whatever happens) and wait for each to
+    answer; SystemExit with the one that did not, and its last words."""
+    db = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'load.db'}"
+    # Every bot game is made from this one address: lift the per-address
+    # creation and request limits for the servers started here
+    # (docs/online.md); the processes share one key prefix of their own.
+    env = {
+        **os.environ,
+        "DONUTBOX_CREATE_BURST": str(args.games + 10),
+        "DONUTBOX_REQUEST_BURST": str(10 * args.games + 1000),
+        "DONUTBOX_BROKER_PREFIX": f"load-{os.getpid()}-{int(time.time())}",
+    }
+    extra = ["--broker", args.broker] if args.broker else []
+    logs = []
+    for _ in range(args.processes):
+        port = _free_port()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 (open while the server runs)
+        logs.append(log)
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "donutbox.cli",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--db",
+                    db,
+                    *extra,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env=env,
+                start_new_session=True,  # stopped with its AI workers
+            )
+        )
+        bases.append(f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    for i, (base, proc) in enumerate(zip(bases, procs, strict=True)):
+        while True:
+            try:  # a short wait: the socket listens before the app is made
+                with urllib.request.urlopen(base + "/api/meta", timeout=2) as r:
+                    r.read()
+                break
+            except (OSError, http.client.HTTPException):
+                pass
+            waited = time.monotonic() - started
+            if proc.poll() is not None or waited > START_LIMIT:
+                logs[i].seek(0)
+                said = logs[i].read().decode(errors="replace").strip().splitlines()
+                why = said[-1] if said else "nothing said"
+                state = f"exited {proc.returncode}" if proc.poll() is not None else "not answering"
+                raise SystemExit(f"server {i + 1} ({base}) {state} after {waited:.0f} s: {why}")
+            time.sleep(0.1)
+
+
+def _stop_servers(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM, then SIGKILL (with their AI workers) what is left after 30 s:
+    no server outlives the benchmark."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    for proc in procs:
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
 
 
 def _cpu(proc: subprocess.Popen[bytes] | None) -> float:

@@ -56,7 +56,7 @@ def _free_port() -> int:
 class Serve:
     """One `donutbox serve --db PG --broker REDIS` in a child process."""
 
-    def __init__(self, log: Path, env: dict[str, str]) -> None:
+    def __init__(self, log: Path, env: dict[str, str], db: str | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -67,7 +67,7 @@ class Serve:
         with open(log, "ab") as out:
             command = [sys.executable, "-m", "donutbox.cli", "serve", "--port", str(self.port)]
             self.proc = subprocess.Popen(
-                [*command, "--db", PG, "--broker", REDIS],
+                [*command, "--db", db or PG, "--broker", REDIS],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=child,
@@ -361,3 +361,142 @@ def test_the_game_creation_limit_is_shared_by_both_processes(
         assert status == 429, answer
         assert answer["detail"].startswith("games: too many made from this address")
     assert two.post("/api/online", body, via="10.0.0.3")[0] == 200
+
+
+# -- start-up on a fresh database: the schema lock -----------------------------------
+
+
+@pytest.fixture
+def fresh_db() -> Iterator[str]:
+    """A database of this test's own, made now and dropped after."""
+    import psycopg
+
+    assert PG
+    name = f"fresh_{uuid.uuid4().hex[:12]}"
+    admin = PG.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    yield PG.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def _plain(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def test_two_processes_started_together_on_a_fresh_database_both_serve(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    """Both make and migrate the schema, one at a time on the schema lock,
+    and both serve within the minute (imports included, on a loaded 2-core
+    machine); the schema is at Alembic's head and the lock is free after."""
+    import psycopg
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    started = time.monotonic()
+    a = Serve(tmp_path / "one.log", {"DONUTBOX_BROKER_PREFIX": prefix}, db=fresh_db)
+    b = Serve(tmp_path / "two.log", {"DONUTBOX_BROKER_PREFIX": prefix}, db=fresh_db)
+    try:
+        a.wait_ready(60)
+        b.wait_ready(max(1.0, 60 - (time.monotonic() - started)))
+        status, g = a.post("/api/online", {"seats": [{"name": "A"}, {"name": "B"}]})
+        assert status == 200
+        seen = b.get(f"/api/online/{g['id']}", g["seats"][0]["token"])
+        assert seen["version"] == 0
+    finally:
+        a.stop()
+        b.stop()
+    with psycopg.connect(_plain(fresh_db), autocommit=True) as c:
+        assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+        from donutbox.server.broker import SCHEMA_LOCK
+
+        assert c.execute("SELECT pg_try_advisory_lock(%s)", (SCHEMA_LOCK,)).fetchone() == (True,)
+
+
+def test_a_schema_lock_held_too_long_is_refused_in_one_line_with_no_transaction_open(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    """Another session holds the schema lock (a server stuck starting): a
+    starting server waits ``DONUTBOX_SCHEMA_WAIT`` seconds, never inside an
+    open transaction, then stops with one line naming the holder; once the
+    lock is free the app starts, and gives the lock back."""
+    import psycopg
+
+    from donutbox.server.app import create_app
+    from donutbox.server.broker import SCHEMA_LOCK
+
+    with psycopg.connect(_plain(fresh_db), autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+        s = Serve(tmp_path / "one.log", {"DONUTBOX_SCHEMA_WAIT": "2"}, db=fresh_db)
+        states: set[str] = set()
+        name = fresh_db.rsplit("/", 1)[1]
+        with psycopg.connect(_plain(PG or ""), autocommit=True) as watch:
+            deadline = time.monotonic() + 60
+            while s.proc.poll() is None:
+                assert time.monotonic() < deadline, "the server waited on"
+                rows = watch.execute(
+                    "SELECT state FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
+                    (name, holder.info.backend_pid),
+                ).fetchall()
+                states |= {r[0] for r in rows if r[0]}
+                time.sleep(0.05)
+        assert s.proc.returncode == 2, s.log.read_text()
+        said = s.log.read_text().strip().splitlines()
+        assert said[-1].startswith("donutbox serve: cannot use the database: another process"), said
+        assert f"backend {holder.info.backend_pid}" in said[-1]
+        assert "idle in transaction" not in states and states, states
+    # The holder is gone: the app is made (the schema migrated) and the lock
+    # given back.
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(fresh_db, inline_ai=True)) as app:
+        assert app.get("/api/meta").status_code == 200
+    with psycopg.connect(_plain(fresh_db), autocommit=True) as c:
+        assert c.execute("SELECT pg_try_advisory_lock(%s)", (SCHEMA_LOCK,)).fetchone() == (True,)
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The AI worker processes (multiprocessing's spawned children) of ``pid``."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited
+
+
+def test_a_server_killed_with_sigkill_leaves_no_ai_worker_behind(tmp_path: Path) -> None:
+    """The server alone is killed (not its process group, as an OOM kill
+    or a supervisor that signals one pid does): its AI workers, which
+    wait on a queue whose both ends they hold, exit by themselves within
+    seconds instead of waiting for ever."""
+    s = Serve(tmp_path / "one.log", {}, db=f"sqlite:///{tmp_path / 'g.db'}")
+    try:
+        s.wait_ready(60)
+        workers = _until_workers(s.proc.pid)
+        os.kill(s.proc.pid, signal.SIGKILL)
+        s.proc.wait(10)
+        deadline = time.monotonic() + 10
+        while alive := [w for w in workers if _alive(w)]:
+            assert time.monotonic() < deadline, f"workers {alive} outlived their server"
+            time.sleep(0.1)
+    finally:
+        s.stop()
+
+
+def _until_workers(pid: int) -> list[int]:
+    deadline = time.monotonic() + 60
+    while len(workers := _workers_of(pid)) < 2:  # the searches' and the quick agents'
+        assert time.monotonic() < deadline, "the AI workers never started"
+        time.sleep(0.1)
+    return workers

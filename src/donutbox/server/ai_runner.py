@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -280,7 +282,10 @@ class AISeats:
             s = hub.session(game_id)
             async with hub.lock(game_id):
                 if not hub.broker.holds(game_id):
-                    return  # the lease went to another process: it moves
+                    # The lease went to another process (it moves), or its
+                    # renewal is late: asked for, it kicks again once ours.
+                    hub.broker.want(game_id)
+                    return
                 if s.version != version:
                     continue  # something changed (a takeback): think again
                 try:
@@ -301,3 +306,22 @@ def seed(game_id: str, version: int) -> int:
     processes)."""
     h = hashlib.sha256(f"{game_id}:{version}".encode()).digest()
     return int.from_bytes(h[:4], "big") & 0x7FFFFFFF
+
+
+#: How often an AI worker process checks that its server is still there.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def die_with_parent(parent: int) -> None:
+    """An AI worker's initializer: the worker exits once its server process
+    is gone.  A worker waits on a queue whose both ends it holds, so a
+    server killed with SIGKILL (or stopped while its workers were still
+    starting) would otherwise leave it waiting for ever."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="donutbox-parent-watch", daemon=True).start()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +27,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import migrate, routes_lobby, routes_local, routes_meta, routes_online, security
+from . import ai_runner, migrate, routes_lobby, routes_local, routes_meta, routes_online, security
 from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
 from .routes_analysis import router as analysis_router
@@ -73,10 +74,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
         spawn = multiprocessing.get_context("spawn")
+
         # Searches on ``workers`` processes; quick agents on one of their own
         # (ai_runner.AIWork).  Processes start when first needed.
-        executor = None if inline_ai else ProcessPoolExecutor(workers, mp_context=spawn)
-        quick = None if inline_ai else ProcessPoolExecutor(1, mp_context=spawn)
+        # A worker exits when this process is gone, however it went.
+        def workers_of(n: int) -> ProcessPoolExecutor:
+            return ProcessPoolExecutor(
+                n, spawn, initializer=ai_runner.die_with_parent, initargs=(os.getpid(),)
+            )
+
+        executor = None if inline_ai else workers_of(workers)
+        quick = None if inline_ai else workers_of(1)
         hub = Hub(
             Store(engine), executor, capacity=workers, quick=quick, broker=make_broker(broker_url)
         )

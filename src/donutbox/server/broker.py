@@ -8,18 +8,19 @@ sent anywhere.
 With ``donutbox serve --broker redis://...`` (``RedisBroker``) any number of
 processes, on one machine or many, share one database and one Redis:
 
-- **Versions.**  The database stays the only authority.  After a process
-  stores a version of a game it publishes it on the ``<prefix>:games``
-  channel: the game, the version, and what was stored (the record and the
-  options: a few kilobytes), plus the wall-clock time its clock's turn
-  started.  Every other process with that game in memory applies it (one
-  move played on its copy of the game, or the record played back), under the
-  game's lock, and sends each of its readers its own filtered view, as for
-  a move made there.  A process applies a game's versions in order, each
-  once: an older or equal version is ignored, and one that leaves a gap (a
-  message lost while Redis was away, or two publishers racing) makes it read
-  the game from the database instead.  A process that loads a game just
-  after a version of it went by reads it again.
+- **Versions.** The database stays the only authority. After a process stores
+  a version of a game it publishes it on the ``<prefix>:games`` channel: the
+  game, the version, and what was stored (the record and the options: a few
+  kilobytes), plus how long its clock's running turn has run (an interval:
+  the machines' wall clocks need not agree). Every other process with that
+  game in memory applies it (one move played on its copy of the game, or the
+  record played back), under the game's lock, and sends each of its readers
+  its own filtered view, as for a move made there. A process applies a
+  game's versions in order, each once: an older or equal version is ignored,
+  and one that leaves a gap (a message lost while Redis was away, or two
+  publishers racing) makes it read the game from the database instead. A
+  process that loads a game just after a version of it went by reads it
+  again.
 - **Leases.**  A game's AI seats and clock run on exactly one process: the
   holder of the game's lease, a Redis key ``<prefix>:lease:<game>`` set with
   ``SET NX PX`` (``LEASE_MS``) and renewed every ``RENEW_SECONDS`` by a Lua
@@ -31,7 +32,11 @@ processes, on one machine or many, share one database and one Redis:
   takes it over: it reads the game from the database, restarts the turn's
   clock from the takeover (the player to move is not charged for the time
   nobody ran their clock), and carries on.  So a dead process's games carry
-  on within ``LEASE_MS / 1000 + SCAN_SECONDS`` seconds.
+  on within ``LEASE_MS / 1000 + SCAN_SECONDS`` seconds.  A lease is acted on
+  only while surely unexpired (``holds``); an AI seat or clock that wanted
+  to act while its renewal was late resumes once it is renewed
+  (``_resume``), and a lease that expired meanwhile is asked for again by
+  the scan of every process, its late holder included.
 - **Presence.**  Each process publishes which seats are connected to it
   (and how many watch) when that changes, and again every
   ``PRESENCE_BEAT`` seconds; the others merge it into the presence they
@@ -62,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..core import Game
-from . import limits, throttle
+from . import throttle
 from .errors import NoSuchGame
 from .online import Clock
 from .session import HUMAN, GameSession
@@ -82,6 +87,11 @@ SCAN_SECONDS = 0.5
 #: How often a process repeats its presence; forgotten after PRESENCE_STALE.
 PRESENCE_BEAT = 3.0
 PRESENCE_STALE = 10.0
+#: A renewal's answer is waited for at most this long (seconds).
+RENEW_TIMEOUT = 1.0
+#: Taken off a lease's length by ``holds`` (seconds, at most a quarter of it):
+#: a lease is trusted only while surely unexpired in Redis.
+LEASE_MARGIN = 0.5
 #: Versions heard of for games not in memory, remembered at most.
 HEARD = 10_000
 #: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
@@ -100,6 +110,18 @@ for i, key in ipairs(KEYS) do
 end
 return out
 """
+_TAKE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -109,16 +131,24 @@ return 0
 """
 
 
+def _valid() -> float:
+    """Seconds after its setting or renewal that a lease is trusted."""
+    seconds = LEASE_MS / 1000
+    return seconds - min(LEASE_MARGIN, seconds / 4)
+
+
 def clock_ref(s: GameSession) -> float | None:
-    """The wall-clock time at which the running turn's clock started."""
+    """How long the running turn's clock has run (seconds), as sent to the
+    other processes: an interval, so their wall clocks need not agree."""
     c = s.clock
     if c is None or not c.running or c.turn_started is None:
         return None
-    return time.time() - (time.monotonic() - c.turn_started)
+    return max(0.0, time.monotonic() - c.turn_started)
 
 
-def _monotonic_of(wall: float) -> float:
-    return time.monotonic() - max(0.0, time.time() - wall)
+def _monotonic_of(elapsed: float) -> float:
+    """The turn's start on this process's monotonic clock."""
+    return time.monotonic() - max(0.0, float(elapsed))
 
 
 class LocalBroker:
@@ -171,6 +201,16 @@ class LocalBroker:
         it was."""
         return False
 
+    async def caught_up(self, game_id: str) -> None:
+        """After a Stale refusal (and outside the game's lock): read the game
+        again if the database is ahead of this process's copy (a version
+        whose message never came), so the next move can succeed; a failure
+        here is logged, never the caller's answer."""
+        try:
+            await self.refresh(game_id)
+        except Exception as err:
+            log.warning("broker: game %s not read again after a stale move (%s)", game_id, err)
+
 
 class RedisBroker(LocalBroker):
     """Many processes on one database and one Redis (see the module's
@@ -191,24 +231,38 @@ class RedisBroker(LocalBroker):
         self.client: Any = aioredis.from_url(url, socket_connect_timeout=5)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
+        self._take = self.client.register_script(_TAKE)
+        #: the shared rate limits' own client (throttle.RedisBuckets)
+        self.buckets_client: Any = None
         #: games whose lease this process holds, and those being asked for
         self.held: set[str] = set()
+        #: when each held lease was last set or renewed (asked at, monotonic)
+        self.held_at: dict[str, float] = {}
         self.wanted: set[str] = set()
+        #: held games whose AI seat or clock wanted to act while the lease
+        #: was not trusted (a renewal late): resumed once it is (``_resume``)
+        self.stalled: set[str] = set()
         #: when another process was found holding a game's lease
         self.refused: dict[str, float] = {}
         #: per game, per other process: (seats connected, spectators, when)
         self.remote: dict[str, dict[str, tuple[set[int], int, float]]] = {}
         #: the newest version heard of, for games not in memory here
         self.heard: OrderedDict[str, int] = OrderedDict()
-        #: (game, version) whose clock start was announced or heard
-        self.clock_known: set[tuple[str, int]] = set()
+        #: per game, the version whose clock start was announced or heard
+        #: (dropped when the game is released or leaves memory)
+        self.clock_known: dict[str, int] = {}
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
         #: when the held leases were last renewed (asked at)
         self._renewed = time.monotonic()
+        #: set by ``close``: the loops stop at their next turn
+        self._closing = False
+        #: a batch of messages is on its way to Redis
+        self._sending = False
         self.applied = 0
+        self.malformed = 0
         self.reloads = 0
         self.unsent = 0
         self.takeovers = 0
@@ -217,7 +271,8 @@ class RedisBroker(LocalBroker):
 
     async def start(self) -> None:
         await self.client.ping()
-        throttle.use_shared(throttle.RedisBuckets(self.client, self.prefix))
+        self.buckets_client = throttle.RedisBuckets.client_for(self.url)
+        throttle.use_shared(throttle.RedisBuckets(self.buckets_client, self.prefix))
         ready = asyncio.Event()
         self._tasks = [
             asyncio.ensure_future(self._listen(ready)),
@@ -231,11 +286,8 @@ class RedisBroker(LocalBroker):
         throttle.use_shared(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._drain(), 2)
-        for task in [*self._tasks, *self._spawned]:
-            task.cancel()
-        for task in [*self._tasks, *self._spawned]:
-            with contextlib.suppress(BaseException):
-                await task
+        self._closing = True
+        await _stop([*self._tasks, *self._spawned])
         with contextlib.suppress(Exception):
             # Leases given back at once, so another process need not wait for
             # them to expire.
@@ -244,9 +296,13 @@ class RedisBroker(LocalBroker):
             await self.client.publish(self.channel, self._head + orjson.dumps({"k": "bye"}))
         with contextlib.suppress(Exception):
             await self.client.aclose()
+        if self.buckets_client is not None:
+            with contextlib.suppress(Exception):
+                await self.buckets_client.aclose()
 
     async def _drain(self) -> None:
-        while not self._outbox.empty():
+        # Until the last batch has reached Redis, not merely left the queue.
+        while not self._outbox.empty() or self._sending:
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Any) -> None:
@@ -270,10 +326,11 @@ class RedisBroker(LocalBroker):
     async def _send_forever(self) -> None:
         # One task sends everything, so this process's messages reach Redis
         # in the order they were made.
-        while True:
+        while not self._closing:
             batch = [await self._outbox.get()]
             while len(batch) < 200 and not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
+            self._sending = True
             try:
                 if len(batch) == 1:
                     await self.client.publish(self.channel, batch[0])
@@ -288,6 +345,8 @@ class RedisBroker(LocalBroker):
                 self.unsent += 1
                 if self.unsent == 1 or self.unsent % 1000 == 0:
                     log.error("broker: could not publish (%s; %d unsent)", err, self.unsent)
+            finally:
+                self._sending = False
 
     def published(self, s: GameSession) -> None:
         if s.game.finished:
@@ -300,51 +359,67 @@ class RedisBroker(LocalBroker):
                 "r": s.game.to_record(),
                 "op": s.options,
                 "f": s.game.finished,
-                "t": clock_ref(s),
+                "e": clock_ref(s),
                 "tb": _takeback_wire(s.takeback),
             }
         )
 
     def clock_started(self, s: GameSession) -> None:
-        key = (s.id, s.version)
-        if key in self.clock_known:
+        if self.clock_known.get(s.id) == s.version:
             return
-        self.clock_known.add(key)
-        self._send({"k": "c", "g": s.id, "v": s.version, "t": clock_ref(s)})
+        self.clock_known[s.id] = s.version
+        self._send({"k": "c", "g": s.id, "v": s.version, "e": clock_ref(s)})
 
     # -- hearing ------------------------------------------------------------------
 
     async def _listen(self, ready: asyncio.Event) -> None:
         pause = 0.1
         first = True
-        while True:
+        while not self._closing:
+            pubsub = self.client.pubsub()
             try:
-                pubsub = self.client.pubsub()
                 await pubsub.subscribe(self.channel)
                 ready.set()
                 if not first:
-                    # Messages may have been missed meanwhile: catch up.
+                    # Messages may have been missed meanwhile: catch up; and
+                    # leases dropped while Redis was away are asked for again.
                     hub = self.hub
                     for game_id in list(hub.sessions) if hub else []:
                         self._spawn(self.refresh(game_id))
+                    self._ask_again()
                 first = False
                 pause = 0.1
-                while True:
+                while not self._closing:
                     item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
                     if item is None or item.get("type") != "message":
                         continue
                     head, _, body = bytes(item["data"]).partition(b"\n")
                     if head + b"\n" == self._head:
                         continue  # this process's own
-                    msg = orjson.loads(body)
-                    msg["o"] = head.decode()
-                    self._hear(msg)
+                    try:
+                        msg = orjson.loads(body)
+                        if not isinstance(msg, dict):
+                            raise ValueError("not an object")
+                        msg["o"] = head.decode()
+                        self._hear(msg)
+                    except Exception as err:
+                        # One bad message (another version's, or garbage) is
+                        # skipped: not a reconnection and a catch-up of
+                        # every game.
+                        self.malformed += 1
+                        if self.malformed == 1 or self.malformed % 1000 == 0:
+                            log.error(
+                                "broker: a message skipped (%s; %d so far)", err, self.malformed
+                            )
             except asyncio.CancelledError:
                 raise
             except Exception as err:
                 log.error("broker: lost Redis (%s); reconnecting", err)
                 await asyncio.sleep(pause)
                 pause = min(2.0, pause * 2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
 
     def _hear(self, msg: dict[str, Any]) -> None:
         origin = msg.get("o")
@@ -432,7 +507,7 @@ class RedisBroker(LocalBroker):
                     created=datetime.now(UTC),
                     updated=datetime.now(UTC),
                 )
-                adopt(s, stored, msg.get("t"))
+                adopt(s, stored, msg.get("e"))
                 s.takeback = takeback
                 self.applied += 1
             else:  # a gap: the database has what was missed
@@ -443,7 +518,10 @@ class RedisBroker(LocalBroker):
 
     async def _reload(self, s: GameSession) -> bool:
         """Under the game's lock: read it from the database; True if newer."""
-        stored = await limits.run_blocking(s.store.get, s.id, what="reading a game")
+        # Not through the work pool (limits.run_blocking): a takeover of many
+        # games, or a catch-up of all of them, must not be refused as
+        # Overloaded (as Hub._load).
+        stored = await asyncio.to_thread(s.store.get, s.id)
         if stored is None or stored.version <= s.version:
             return False
         adopt(s, stored, None)
@@ -482,10 +560,10 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id)
             if s is None or s.version != int(msg["v"]) or s.clock is None:
                 return
-            wall = msg.get("t")
-            self.clock_known.add((game_id, s.version))
+            elapsed = msg.get("e")
+            self.clock_known[game_id] = s.version
             s.clock.running = True
-            s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+            s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
             hub.fanout.publish(s)
         hub.clocks.schedule(s)
 
@@ -573,7 +651,7 @@ class RedisBroker(LocalBroker):
                     hub.fanout.presence_changed(game_id, announce=False)
 
     async def _beat_forever(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(PRESENCE_BEAT)
             hub = self.hub
             if hub is None:
@@ -599,10 +677,20 @@ class RedisBroker(LocalBroker):
     # -- leases ---------------------------------------------------------------------
 
     def holds(self, game_id: str) -> bool:
-        return game_id in self.held
+        # Held, and set or renewed recently enough that it cannot have
+        # expired in Redis meanwhile (a renewal that hangs does not keep it).
+        at = self.held_at.get(game_id)
+        return game_id in self.held and at is not None and time.monotonic() - at < _valid()
 
     def want(self, game_id: str) -> None:
-        if game_id in self.held or game_id in self.wanted:
+        if game_id in self.held:
+            if not self.holds(game_id):
+                # Held, but a renewal is late: the AI seat or clock that
+                # asked carries on once it is renewed (``_resume``), or once
+                # asked for again if it expired meanwhile (``_scan``).
+                self.stalled.add(game_id)
+            return
+        if game_id in self.wanted:
             return
         refused = self.refused.get(game_id)
         if refused is not None and time.monotonic() - refused < RENEW_SECONDS:
@@ -615,7 +703,13 @@ class RedisBroker(LocalBroker):
         assert hub is not None
         try:
             try:
-                got = await self.client.set(self._lease(game_id), self.origin, nx=True, px=LEASE_MS)
+                asked = time.monotonic()
+                # Free, or still this process's in Redis (dropped here while
+                # Redis was slow to answer): ours.
+                got = await asyncio.wait_for(
+                    self._take(keys=[self._lease(game_id)], args=[self.origin, LEASE_MS]),
+                    RENEW_TIMEOUT,
+                )
                 if not got:
                     # Another process runs it (the scan takes it if that one dies).
                     self.refused[game_id] = time.monotonic()
@@ -623,11 +717,18 @@ class RedisBroker(LocalBroker):
                         self.refused.pop(next(iter(self.refused)))
                     return
                 self.refused.pop(game_id, None)
-                added = await self.client.sadd(self.active_key, game_id)
+                added = await asyncio.wait_for(
+                    self.client.sadd(self.active_key, game_id), RENEW_TIMEOUT
+                )
             except Exception as err:
-                log.error("broker: could not ask for the lease of game %s (%s)", game_id, err)
+                # Asked for again by the scan (the game stays listed) or by
+                # the next move.
+                log.error(
+                    "broker: could not ask for the lease of game %s (%s)", game_id, _said(err)
+                )
                 return
             self.held.add(game_id)
+            self.held_at[game_id] = asked
             try:
                 s = await hub.load(game_id)
             except (NoSuchGame, StorageError):
@@ -635,7 +736,10 @@ class RedisBroker(LocalBroker):
                 return
             # The database may hold a version whose message never came (its
             # writer died between storing and publishing).
-            await self.refresh(game_id)
+            try:
+                await self.refresh(game_id)
+            except Exception as err:  # the seats and clock are started anyway
+                log.warning("broker: game %s not read again on taking its lease (%s)", game_id, err)
             s = hub.sessions.get(game_id) or s
             if s.game.finished:
                 self.release(game_id)
@@ -649,8 +753,8 @@ class RedisBroker(LocalBroker):
                 if s.clock is not None and s.clock.running and lock is not None:
                     async with lock:
                         s.clock.turn_started = time.monotonic()
-                        self.clock_known.add((game_id, s.version))
-                        self._send({"k": "c", "g": game_id, "v": s.version, "t": clock_ref(s)})
+                        self.clock_known[game_id] = s.version
+                        self._send({"k": "c", "g": game_id, "v": s.version, "e": clock_ref(s)})
                         hub.fanout.publish(s)
             hub.seats.kick(game_id)
             hub.clocks.schedule(s)
@@ -660,11 +764,18 @@ class RedisBroker(LocalBroker):
     def release(self, game_id: str) -> None:
         if game_id not in self.held:
             return
+        self._drop(game_id)
+        self.clock_known.pop(game_id, None)
+        self._spawn(self._give_back(game_id))
+
+    def _drop(self, game_id: str) -> None:
+        """Not held here any more: its clock stops being watched here."""
         self.held.discard(game_id)
+        self.held_at.pop(game_id, None)
+        self.stalled.discard(game_id)
         hub = self.hub
         if hub is not None:
             hub.clocks.drop(game_id)
-        self._spawn(self._give_back(game_id))
 
     async def _give_back(self, game_id: str) -> None:
         try:
@@ -675,27 +786,66 @@ class RedisBroker(LocalBroker):
 
     async def _leases_forever(self) -> None:
         last_renew = 0.0
-        while True:
+        while not self._closing:
             await asyncio.sleep(SCAN_SECONDS)
-            try:
-                if time.monotonic() - last_renew >= RENEW_SECONDS:
-                    last_renew = time.monotonic()
+            if time.monotonic() - last_renew >= RENEW_SECONDS:
+                last_renew = time.monotonic()
+                try:
                     await self._renew_all()
-                await self._scan()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    log.error("broker: leases not renewed (%s)", _said(err))
+                    if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
+                        # They have expired by now: another process may run
+                        # these games; this one stops (it asks again when
+                        # Redis is back, through the scan).
+                        log.error("broker: %d leases expired without Redis", len(self.held))
+                        for game_id in list(self.held):
+                            self._drop(game_id)
+                        self._ask_again()
+            try:
+                # Even when the renewal failed: a lease that expired is
+                # asked for again, by this process too.
+                await asyncio.wait_for(self._scan(), RENEW_TIMEOUT)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
-                log.error("broker: leases not renewed (%s)", err)
-                if self.held and time.monotonic() - self._renewed > LEASE_MS / 1000:
-                    # They have expired by now: another process may run
-                    # these games; this one stops (it asks again when Redis
-                    # is back, through the scan).
-                    log.error("broker: %d leases expired without Redis", len(self.held))
-                    hub = self.hub
-                    for game_id in list(self.held):
-                        self.held.discard(game_id)
-                        if hub is not None:
-                            hub.clocks.drop(game_id)
+                log.error("broker: games whose holder died not looked for (%s)", _said(err))
+            self._resume()
+
+    def _resume(self) -> None:
+        """The games whose AI seat or clock gave up while their lease was not
+        trusted, and whose lease is trusted again (renewed, or taken again):
+        their AI seat is kicked and their clock watched again (nothing else
+        would before the next move)."""
+        hub = self.hub
+        if hub is None:
+            return
+        for game_id in list(self.stalled):
+            if game_id not in self.held:  # dropped: asked for again meanwhile
+                self.stalled.discard(game_id)
+                continue
+            if not self.holds(game_id) or game_id in hub.seats.thinking:
+                continue  # next round (a thinking seat is ending its turn)
+            self.stalled.discard(game_id)
+            s = hub.sessions.get(game_id)
+            if s is not None and not s.game.finished:
+                hub.seats.kick(game_id)
+                hub.clocks.schedule(s)
+
+    def _ask_again(self) -> None:
+        """Every game in memory with an AI seat to move or a running clock
+        asks for its lease again (after leases were dropped without Redis,
+        and when it is back: nothing else would ask while nobody moves)."""
+        hub = self.hub
+        if hub is None:
+            return
+        for game_id, s in list(hub.sessions.items()):
+            if s.game.finished:
+                continue
+            hub.seats.kick(game_id)
+            hub.clocks.schedule(s)
 
     async def _renew_all(self) -> None:
         hub = self.hub
@@ -703,34 +853,80 @@ class RedisBroker(LocalBroker):
             s = hub.sessions.get(game_id) if hub is not None else None
             if s is None or s.game.finished:
                 self.release(game_id)
+        if hub is not None:  # games that left memory (held here or not)
+            for game_id in [g for g in self.clock_known if g not in hub.sessions]:
+                del self.clock_known[game_id]
         games = sorted(self.held)
         if not games:
             self._renewed = time.monotonic()
             return
         asked = time.monotonic()
-        kept = await self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS])
+        kept = await asyncio.wait_for(
+            self._renew(keys=[self._lease(g) for g in games], args=[self.origin, LEASE_MS]),
+            RENEW_TIMEOUT,
+        )
         self._renewed = asked
         for game_id, ok in zip(games, kept, strict=True):
+            if ok and game_id in self.held:
+                self.held_at[game_id] = asked
             if not ok and game_id in self.held:
                 log.warning("broker: lost the lease of game %s", game_id)
-                self.held.discard(game_id)
-                if hub is not None:
-                    hub.clocks.drop(game_id)
+                self._drop(game_id)
                 # Asked for again: it is free if Redis lost it (a restart),
                 # and refused if another process has taken the game over.
                 self.want(game_id)
 
     async def _scan(self) -> None:
-        """Games whose holder died: their lease expired, they are still listed."""
+        """Games whose lease expired while they are still listed: their
+        holder died, or is this process with renewals too late (held here
+        but not trusted).  Each is asked for again (by every process: one
+        gets it).  A lease held here but not trusted that another process
+        has taken is let go."""
         members = await self.client.smembers(self.active_key)
         games = [m.decode() if isinstance(m, bytes) else str(m) for m in members]
-        games = [g for g in games if g not in self.held and g not in self.wanted]
+        games = [g for g in games if g not in self.wanted and not self.holds(g)]
         if not games:
             return
         holders = await self.client.mget([self._lease(g) for g in games])
         for game_id, holder in zip(games, holders, strict=True):
             if holder is None:
+                if game_id in self.held:
+                    log.warning("broker: the lease of game %s expired here", game_id)
+                    self._drop(game_id)
                 self.want(game_id)
+            elif game_id in self.held and holder != self.origin.encode():
+                log.warning("broker: game %s was taken over by another process", game_id)
+                self._drop(game_id)
+
+
+def _said(err: BaseException) -> str:
+    """An error in a few words (a timeout's text is empty)."""
+    return str(err).strip().split("\n")[0] or type(err).__name__
+
+
+#: How long ``close`` waits for the broker's tasks to stop (seconds).
+STOP_SECONDS = 5.0
+
+
+async def _stop(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait for them to end, cancelling again those that
+    carry on: redis-py (8.1) can swallow a cancellation that lands while a
+    command is in flight (the task then waits on its queue for ever, and the
+    app's shutdown with it), and a second one lands on an ordinary await.
+    Given up on, with a log line, after STOP_SECONDS."""
+    pending = {t for t in tasks if not t.done()}
+    deadline = time.monotonic() + STOP_SECONDS
+    while pending:
+        for task in pending:
+            task.cancel()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            log.error("broker: %d tasks did not stop at shutdown", len(pending))
+            return
+        _, pending = await asyncio.wait(pending, timeout=min(0.2, left))
+    for task in tasks:  # their ends retrieved: asyncio logs nothing
+        if task.done() and not task.cancelled():
+            task.exception()
 
 
 def _takeback_wire(takeback: tuple[int, int, set[int]] | None) -> list[Any] | None:
@@ -747,7 +943,7 @@ def _takeback_of(wire: Any) -> tuple[int, int, set[int]] | None:
     return int(by), int(version), {int(x) for x in agreed}
 
 
-def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
+def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
     """Make ``s`` the game as ``stored`` (a newer version stored by another
     process): one move played on its game when that is all that changed, the
     record played back otherwise.  What only this process knows of the game
@@ -778,7 +974,7 @@ def adopt(s: GameSession, stored: StoredGame, wall: float | None) -> None:
     clock = online.get("clock")
     s.clock = Clock.from_dict(clock) if clock else None
     if s.clock is not None and s.clock.running:
-        s.clock.turn_started = time.monotonic() if wall is None else _monotonic_of(wall)
+        s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
     s.takeback = None
 
 
@@ -813,34 +1009,79 @@ def check_url(url: str) -> None:
 #: The PostgreSQL advisory lock key taken while a process creates and
 #: migrates the schema (any fixed 64-bit number; "donutbox" in ASCII).
 SCHEMA_LOCK = 0x646F6E7574626F78
+#: How long a starting process waits for another's migration at most
+#: (seconds; ``DONUTBOX_SCHEMA_WAIT`` overrides it).
+SCHEMA_WAIT = 120.0
 
 
 @contextlib.contextmanager
 def schema_lock(db_url: str | None) -> Iterator[None]:
     """On PostgreSQL, processes starting together create and migrate the
-    schema one at a time (a session advisory lock); elsewhere nothing.  If
-    the server cannot be reached, nothing is locked: the caller reports it."""
+    schema one at a time: a session advisory lock, taken on a connection of
+    its own in autocommit mode (no transaction is open while it waits or
+    holds it), always given back (closing the connection gives it back even
+    if the unlock fails), and waited for at most ``SCHEMA_WAIT`` seconds:
+    beyond, a ValueError names the PostgreSQL backend that holds it.
+    Elsewhere nothing.  If the server cannot be reached, nothing is locked:
+    the caller reports it."""
     if not db_url or not db_url.startswith("postgresql"):
         yield
         return
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(db_url, poolclass=NullPool)
+    wait = float(os.environ.get("DONUTBOX_SCHEMA_WAIT") or SCHEMA_WAIT)
+    engine = create_engine(
+        db_url,
+        poolclass=NullPool,
+        isolation_level="AUTOCOMMIT",
+        connect_args={"connect_timeout": 10},
+    )
     try:
         try:
             conn = engine.connect()
-            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SCHEMA_LOCK})
-            conn.commit()
         except Exception:
             conn = None
+        if conn is not None:
+            try:
+                _take_schema_lock(conn, text, wait)
+            except BaseException:
+                conn.close()
+                raise
         try:
             yield
         finally:
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SCHEMA_LOCK})
-                    conn.commit()
                 conn.close()
     finally:
         engine.dispose()
+
+
+def _take_schema_lock(conn: Any, text: Any, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    said = False
+    while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": SCHEMA_LOCK}).scalar():
+        if not said:
+            log.warning("storage: waiting for another process to create or migrate the schema")
+            said = True
+        if time.monotonic() >= deadline:
+            row = conn.execute(
+                text(
+                    "SELECT l.pid, a.state, a.backend_start FROM pg_locks l"
+                    " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                    " AND l.classid::text::bigint = :hi AND l.objid::text::bigint = :lo"
+                    " AND l.database = (SELECT oid FROM pg_database"
+                    " WHERE datname = current_database())"
+                ),
+                {"hi": SCHEMA_LOCK >> 32, "lo": SCHEMA_LOCK & 0xFFFFFFFF},
+            ).first()
+            who = f"PostgreSQL backend {row[0]} ({row[1] or 'unknown state'})" if row else "?"
+            raise ValueError(
+                f"another process has held the schema lock for over {wait:.0f} s ({who}): "
+                "is a server stuck starting? stop it, or free the lock with "
+                f"SELECT pg_terminate_backend({row[0] if row else 'pid'})"
+            )
+        time.sleep(0.2)

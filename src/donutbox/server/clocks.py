@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import ai_runner
 from .ai_runner import seed
+from .errors import Stale
 from .session import HUMAN, GameSession
 from .storage import StorageError
 
@@ -65,6 +66,10 @@ class Clocks:
     async def _watch(self, game_id: str, version: int, deadline: float) -> None:
         try:
             await self._run_out(game_id, version, deadline)
+        except Stale:
+            # A human's move, stored by another process, beat the stand-in's:
+            # this copy is behind; read it (its clock is scheduled again).
+            await self.hub.broker.caught_up(game_id)
         except StorageError as err:
             # The stand-in's move was not saved (the store retried): tell the
             # readers and try again shortly, as an AI seat does; the clock is
@@ -96,7 +101,12 @@ class Clocks:
         move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
         s = hub.session(game_id)
         async with hub.lock(game_id):
-            if s.version != version or s.timed_out() != seat or not hub.broker.holds(game_id):
+            if s.version != version or s.timed_out() != seat:
+                return
+            if not hub.broker.holds(game_id):
+                # Another process runs it, or the lease's renewal is late:
+                # asked for, the clock is watched again once it is ours.
+                hub.broker.want(game_id)
                 return
             await s.play_for_timed_out(seat, move)
             hub.changed(s)

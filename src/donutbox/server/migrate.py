@@ -10,6 +10,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -18,6 +19,8 @@ from .storage import _brief
 log = logging.getLogger("donutbox.storage")
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+#: Seconds a migration waits for a table lock at most (PostgreSQL).
+MIGRATION_LOCK_WAIT = 30
 
 
 def upgrade(engine: Engine) -> bool:
@@ -29,6 +32,10 @@ def upgrade(engine: Engine) -> bool:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     try:
         with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                # A table another session keeps locked (a transaction left
+                # open) fails the migration in one log line, not a hang.
+                conn.execute(text(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_WAIT}s'"))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
     except SQLAlchemyError as err:

@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
-from .errors import ActionError, Busy, Conflict, NoSuchGame, NotAllowed, NotIntroduced
+from .errors import ActionError, Busy, Conflict, NoSuchGame, NotAllowed, NotIntroduced, Stale
 from .fanout import Connection
 from .hub import Hub
 from .online import RATE_CLOSE, BadMessage, parse_message
@@ -140,6 +140,11 @@ async def receive(hub: Hub, conn: Connection, text: str | bytes | None) -> bool:
         raise
     except NoSuchGame:
         conn.put({"type": "error", "reason": "game: no such game", "ref": ref})
+    except Stale as err:
+        # This process's copy may be the one behind: read it again (the
+        # readers get the newer state), then refuse.
+        await hub.broker.caught_up(conn.game_id)
+        conn.put({"type": "error", "reason": err.reason, "ref": ref})
     except ActionError as err:
         conn.put({"type": "error", "reason": err.reason, "ref": ref})
     except StorageError as err:  # logged by the store; the socket stays

@@ -27,7 +27,7 @@ from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 from ..ai import catalogue
 from ..core import DonutboxError, Game, cut, replay
 from . import limits, seating
-from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed, Stale
 from .fanout import Connection
 from .hub import Hub
 from .models import Intent, NewGame, Version, custom_deck, rules_of
@@ -177,10 +177,14 @@ async def play(
     game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
     s = await local(hub, game_id, authorization)
-    async with hub.lock(game_id):
-        await s.act(intent.move, intent.version)
-        hub.changed(s)
-        return s.state()
+    try:
+        async with hub.lock(game_id):
+            await s.act(intent.move, intent.version)
+            hub.changed(s)
+            return s.state()
+    except Stale:
+        await hub.broker.caught_up(game_id)  # this copy may be the one behind
+        raise
 
 
 @router.get("/api/games/{game_id}/preview")
@@ -223,10 +227,14 @@ async def undo(
     hotseat, the last move.  Counted in the record (``takebacks``); against
     the AI it makes the game a practice game."""
     s = await local(hub, game_id, authorization)
-    async with hub.lock(game_id):
-        await s.undo(body.version)
-        hub.changed(s)
-        return s.state()
+    try:
+        async with hub.lock(game_id):
+            await s.undo(body.version)
+            hub.changed(s)
+            return s.state()
+    except Stale:
+        await hub.broker.caught_up(game_id)  # this copy may be the one behind
+        raise
 
 
 @router.delete("/api/games/{game_id}", status_code=204)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, WebSocket
 
 from ..core import DonutboxError, Game
 from . import seating
-from .errors import Invalid, NoSuchGame, NotAllowed
+from .errors import Invalid, NoSuchGame, NotAllowed, Stale
 from .hub import Hub
 from .models import MAX_NAME, Intent, NewOnlineGame, rules_of
 from .online import Clock, new_token
@@ -124,10 +124,14 @@ async def online_move(
     s, seat = await online_reader(hub, game_id, authorization)
     if seat == SPECTATOR:
         raise NotAllowed("move: spectators cannot act")
-    async with hub.lock(game_id):
-        await s.act(intent.move, intent.version, seat)
-        hub.changed(s)
-        return s.state(seat)
+    try:
+        async with hub.lock(game_id):
+            await s.act(intent.move, intent.version, seat)
+            hub.changed(s)
+            return s.state(seat)
+    except Stale:
+        await hub.broker.caught_up(game_id)  # this copy may be the one behind
+        raise
 
 
 @router.websocket("/api/online/{game_id}/ws")

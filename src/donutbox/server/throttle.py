@@ -110,19 +110,39 @@ class Limiter:
         """Take ``cost`` tokens from ``key``'s bucket: 0.0 if taken, else
         the seconds to wait (nothing taken).  Shared by every process when
         a shared store is set (``use_shared``), else this process's."""
+        # This process's bucket first: if it alone refuses, so would the
+        # shared one (which has seen at least this process's takes), and
+        # the request costs no Redis call.
+        if not self.allow(key, cost):
+            return max(1e-3, self.retry_after(key, cost))
         shared = _shared
         if shared is not None:
             wait = await shared.take(self.name, key, self.rate, self.burst, cost)
             if wait is not None:
                 return wait
-        if self.allow(key, cost):
-            return 0.0
-        return max(1e-3, self.retry_after(key, cost))
+        return 0.0
+
+
+#: Seconds a shared bucket's answer is waited for at most.
+TAKE_TIMEOUT = 0.25
+#: Connections to Redis for the shared buckets at most (their own, apart from
+#: the broker's leases and messages); beyond, this process's bucket decides.
+TAKE_CONNECTIONS = 32
 
 
 class RedisBuckets:
     """Token buckets in Redis: ``take`` runs one Lua script (atomic; Redis's
-    own clock), keys ``<prefix>:rl:<limiter>:<key>`` expiring once full."""
+    own clock), keys ``<prefix>:rl:<limiter>:<key>`` expiring once full.
+    Give it a client of its own (``client_for``): a burst of requests must
+    not queue behind, or ahead of, the leases' renewals."""
+
+    @staticmethod
+    def client_for(url: str) -> Any:
+        """A Redis client for the buckets alone: at most TAKE_CONNECTIONS
+        connections (a full pool fails at once: the local bucket decides)."""
+        import redis.asyncio as aioredis
+
+        return aioredis.from_url(url, socket_connect_timeout=1, max_connections=TAKE_CONNECTIONS)
 
     SCRIPT = """
 local rate = tonumber(ARGV[1])
@@ -163,8 +183,11 @@ return tostring(wait)
         if asyncio.get_running_loop() is not self.loop:
             return None
         try:
-            wait = await self.script(
-                keys=[f"{self.prefix}:rl:{name}:{key}"], args=[rate, burst, cost]
+            # A slow Redis does not hold the request up: past TAKE_TIMEOUT
+            # this process's bucket decides alone.
+            wait = await asyncio.wait_for(
+                self.script(keys=[f"{self.prefix}:rl:{name}:{key}"], args=[rate, burst, cost]),
+                TAKE_TIMEOUT,
             )
         except Exception as err:
             self.failures += 1
