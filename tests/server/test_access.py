@@ -420,7 +420,12 @@ def test_a_game_asking_little_ai_time_goes_before_the_greedy_ones() -> None:
             waited[f"{game}{n}"] = time.monotonic() - asked
 
         jobs = [asyncio.create_task(ask(g, n, 0.2)) for n in (1, 2) for g in "AB"]
-        await asyncio.sleep(0.3)  # A1 is done, B1 is running
+        # C asks while B1 runs (A1 done): waited for, not slept for, so a
+        # loaded machine cannot make it ask after A2 has started instead.
+        for _ in range(4000):  # 20 s at most
+            if "B" in queue.running:
+                break
+            await asyncio.sleep(0.005)
         jobs.append(asyncio.create_task(ask("C", 1, 0.05)))
         await asyncio.gather(*jobs)
 

@@ -408,7 +408,9 @@ def test_two_processes_started_together_on_a_fresh_database_both_serve(
         a.stop()
         b.stop()
     with psycopg.connect(_plain(fresh_db), autocommit=True) as c:
-        assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+        assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            ("0002",)
+        ]  # the newest migration
         from donutbox.server.broker import SCHEMA_LOCK
 
         assert c.execute("SELECT pg_try_advisory_lock(%s)", (SCHEMA_LOCK,)).fetchone() == (True,)
