@@ -75,6 +75,18 @@ SLOW = (
     "test_cli.py::test_bad_input_exits_2_with_one_line",
     "test_cli.py::test_bad_arguments_are_one_line_through_every_entry_point",
     "test_quality.py",
+    # Measured at several seconds of CPU (docs/testing.md): handed out early
+    # too, so that none of them starts last.
+    "ai/test_agent_moves.py",
+    "ai/test_hard.py::test_early_stop_when_the_choice_can_no_longer_change",
+    "lab/test_cluster",
+    "lab/test_sweep.py",
+    "envs/test_env_train.py::test_training_smoke_run",
+    "server/test_accounts.py::test_sign_ins_are_rate_limited_per_name_and_per_address",
+    "server/test_analysis_api.py::test_one_analysis_per_game_and_a_cap_on_the_server",
+    "test_conftest.py::test_live_server_is_this_process_and_comes_back_on_its_port",
+    "test_cli.py::test_ctrl_c",
+    "test_cli.py::test_serve_on_a_port_in_use",
 )
 
 
