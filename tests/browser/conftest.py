@@ -74,30 +74,6 @@ class _Chromium:
 
 _CHROMIUM = _Chromium()
 
-#: How often ``page.wait_for_function`` checks its condition (ms) when a
-#: test does not say.  Playwright's default checks it at every animation
-#: frame (60 times a second), which keeps Chromium drawing frames for as long
-#: as the wait lasts: about 0.07 s of CPU per second of waiting, against 0.01
-#: s every 50 ms (measured: docs/testing.md).  The wait itself is unchanged.
-POLL_MS = 50
-
-
-def _polling_waits() -> None:
-    page = sync_api.Page
-    if getattr(page.wait_for_function, "_donutbox_polling", False):
-        return
-    original = page.wait_for_function
-
-    def wait_for_function(self: Any, expression: str, **kwargs: Any) -> Any:
-        kwargs.setdefault("polling", POLL_MS)
-        return original(self, expression, **kwargs)
-
-    wait_for_function._donutbox_polling = True  # type: ignore[attr-defined]
-    page.wait_for_function = wait_for_function  # type: ignore[method-assign]
-
-
-_polling_waits()
-
 
 @pytest.fixture
 def chromium() -> Iterator[Any]:
