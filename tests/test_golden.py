@@ -2,7 +2,9 @@
 
 Every record in ``tests/data`` and in the shared ``spec/examples`` is replayed
 with ``donutbox replay X --json`` and listed with ``donutbox moves X --json``
-in a subprocess; the output is compared with the hand-worked expectations
+(through the CLI's ``main()`` in this process, and the first records of each
+kind also in a ``donutbox`` subprocess, which must say the same); the output
+is compared with the hand-worked expectations
 (``NAME.expect.json``, ``NAME.moves.json``; see ``tests/data/README.md``).
 ``cells``, ``winners`` and each delivery's ``to`` are compared in any order,
 moves as sets.
@@ -47,16 +49,31 @@ def _moves_args(path: Path) -> list[str]:
     return args
 
 
+#: Records whose commands also run in a real ``donutbox`` subprocess.
+THROUGH_SUBPROCESS = [*GOOD[:3], *BAD[:3]]
+
+
 @pytest.fixture(scope="module")
 def results(cli: Any) -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
-    """Run every command once, a few at a time (each is a fresh interpreter:
-    the ``cli`` fixture of tests/conftest.py)."""
+    """Run every command once through ``main()`` in this process (the
+    ``cli`` fixture of tests/conftest.py); those of ``THROUGH_SUBPROCESS``
+    also in a fresh interpreter, which must give the same status and
+    output."""
     jobs: dict[tuple[str, str], list[str]] = {}
     for path in RECORDS:
         jobs[("replay", str(path))] = ["replay", str(path), "--json"]
         if path in GOOD or path in BAD[:3]:
             jobs[("moves", str(path))] = _moves_args(path)
-    return dict(zip(jobs, cli.many(jobs.values()), strict=True))
+    got = dict(zip(jobs, cli.many(jobs.values(), in_process=True), strict=True))
+    real = [k for k in jobs if Path(k[1]) in THROUGH_SUBPROCESS]
+    for key, proc in zip(real, cli.many(jobs[k] for k in real), strict=True):
+        mine = got[key]
+        assert (mine.returncode, mine.stdout, mine.stderr) == (
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        ), key
+    return got
 
 
 def _cell_key(c: dict[str, object]) -> tuple[object, ...]:

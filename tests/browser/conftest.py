@@ -78,10 +78,11 @@ _CHROMIUM = _Chromium()
 @pytest.fixture
 def chromium() -> Iterator[Any]:
     """Debian's Chromium, shared by this worker's browser tests (one launch,
-    not one a module); each test opens browser contexts of its own (a
-    context is a fresh profile: its own storage and cookies), and every
-    context a test left open is closed after it, so no page of an earlier
-    test keeps running (or holding sockets) in a later one."""
+    not one a module); each test opens browser contexts of its own
+    (``fresh_page``, ``page_for``: a context is a fresh profile, its own
+    storage and cookies), and every context a test leaves open is closed
+    after it, so no page of an earlier test keeps running (or holding
+    sockets) in a later one."""
     browser = _CHROMIUM.get()
     yield browser
     for context in list(browser.contexts):
@@ -106,15 +107,47 @@ def post(url: str, body: object, token: str | None = None) -> dict[str, Any]:
         return json.loads(r.read())  # type: ignore[no-any-return]
 
 
-def page_for(browser: Any, url: str, owner: str | None = None, width: int = 1280) -> Any:
-    """A page in a browser context of its own (another person's browser);
-    ``owner``: the owner token its localStorage holds (the one a game was
-    created with), so the page may open that game."""
-    context = browser.new_context(viewport={"width": width, "height": 844 if width < 600 else 800})
+def fresh_page(
+    browser: Any,
+    url: str = "",
+    *,
+    init: str | None = None,
+    owner: str | None = None,
+    motion: bool = False,
+    **options: Any,
+) -> Any:
+    """A page in a browser context of its own (another person's browser:
+    its own storage, cookies and cache), made with the ``new_context``
+    ``options``; ``init``: a script run before the page's own at every
+    load; ``owner``: the owner token its localStorage holds (the one a game
+    was created with), so the page may open that game; ``url``: loaded.
+
+    The page asks for reduced motion (``prefers-reduced-motion: reduce``:
+    the board's cards and marks appear at rest instead of animating in, 0.7
+    s apart, which costs Chromium CPU for every move and makes Playwright
+    wait for the element to be still before a click) unless ``motion``: the
+    tests of the animations themselves."""
+    context = browser.new_context(**options)
     context.set_default_timeout(WAIT)
-    if owner:
-        context.add_init_script(f"localStorage.setItem('donutbox.owner', {json.dumps(owner)})")
     page = context.new_page()
+    if not motion:
+        page.emulate_media(reduced_motion="reduce")
+    if init is not None:
+        page.add_init_script(init)
+    if owner:
+        page.add_init_script(f"localStorage.setItem('donutbox.owner', {json.dumps(owner)})")
     if url:
         page.goto(url)
     return page
+
+
+def page_for(
+    browser: Any, url: str, owner: str | None = None, width: int = 1280, motion: bool = False
+) -> Any:
+    """A page in a browser context of its own (``fresh_page``) of ``width``
+    (a phone's height below 600 px, else 800); ``owner``: the owner token its
+    localStorage holds, so the page may open that game; ``motion``: the
+    board animates (else reduced motion)."""
+    height = 844 if width < 600 else 800
+    viewport = {"width": width, "height": height}
+    return fresh_page(browser, url, owner=owner, motion=motion, viewport=viewport)

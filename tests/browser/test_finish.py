@@ -99,7 +99,7 @@ def test_the_last_move_comes_in_one_move_after_the_other(live: str, chromium: An
     # Three players, two AI: after your move, both answers are animated in
     # turn (the second after a pause), the live region says them in words.
     game = post(live + "/api/games", {"opponent": "random", "players": 3, "seed": 8})
-    page = page_for(chromium, f"{live}/#game={game['id']}", game["owner_token"])
+    page = page_for(chromium, f"{live}/#game={game['id']}", game["owner_token"], motion=True)
     expect(page.locator("#status")).to_contain_text("Your turn")
     s = _state(page)
     move = next(m for m in s["legal"] if "@" in m and "=" not in m)
@@ -127,7 +127,7 @@ def test_the_last_move_comes_in_one_move_after_the_other(live: str, chromium: An
     expect(page.locator("#last-move")).to_contain_text("placed a card")
     page.context.close()
     # Reduced motion: nothing moves, the marks stay.
-    page = page_for(chromium, "", game["owner_token"])
+    page = page_for(chromium, "", game["owner_token"], motion=True)
     page.emulate_media(reduced_motion="reduce")
     page.goto(f"{live}/#game={game['id']}")
     expect(page.locator("#board rect.last")).to_have_count(2)
@@ -147,7 +147,7 @@ def test_a_seal_and_a_box_going_away_are_animated(live: str, chromium: Any) -> N
         "moves": ["CCCC@2,0/0", "swap BBBB"],
     }
     game = post(live + "/api/games/import", box)
-    page = page_for(chromium, f"{live}/#game={game['id']}", game["owner_token"])
+    page = page_for(chromium, f"{live}/#game={game['id']}", game["owner_token"], motion=True)
     expect(page.locator("#boxes button")).to_have_count(1)
     page.locator("#boxes button").click()
     page.wait_for_function("() => window.donutbox.state.history.length >= 3")

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from conftest import fresh_page
+
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
@@ -83,11 +85,7 @@ Object.defineProperty(document, "hidden", { get: () => true });
 def _page(browser: Any, url: str, width: int = 1280, init: str | None = None) -> Any:
     """A page in a browser context of its own (its own storage: another
     person's browser)."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    context.set_default_timeout(WAIT)
-    if init is not None:
-        context.add_init_script(init)
-    page = context.new_page()
+    page = fresh_page(browser, init=init, viewport={"width": width, "height": 900})
 
     def dialog(d: Any) -> None:
         DIALOGS.append(d.message)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import page_for, post
+from conftest import fresh_page, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -587,14 +587,14 @@ def test_on_a_phone_a_tap_previews_and_a_button_confirms(live: str, chromium: An
     # would do there and a "Place here" button; nothing is played until it
     # is pressed.  (A mouse click places at once: the other tests.)
     game = post(live + "/api/games", {"opponent": "hotseat", "seed": 21})
-    context = chromium.new_context(
-        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    page = fresh_page(
+        chromium,
+        f"{live}/#game={game['id']}",
+        owner=game.get("owner_token"),
+        viewport={"width": 390, "height": 844},
+        has_touch=True,
+        is_mobile=True,
     )
-    token = game.get("owner_token")
-    if token:
-        context.add_init_script(f"localStorage.setItem('donutbox.owner', {json.dumps(token)})")
-    page = context.new_page()
-    page.goto(f"{live}/#game={game['id']}")
     expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
     assert page.evaluate("matchMedia('(pointer: coarse)').matches")
     move = _placements(_state(page))[0]
@@ -610,7 +610,7 @@ def test_on_a_phone_a_tap_previews_and_a_button_confirms(live: str, chromium: An
     confirm.tap()
     page.wait_for_function("() => window.donutbox.state.history.length === 1")
     assert _state(page)["history"] == [move]
-    context.close()
+    page.context.close()
 
 
 def test_an_online_game_says_who_has_not_joined_yet(live: str, chromium: Any) -> None:
@@ -631,12 +631,10 @@ def test_an_online_game_says_who_has_not_joined_yet(live: str, chromium: Any) ->
 
 def test_the_page_follows_the_systems_dark_setting(live: str, chromium: Any) -> None:
     for scheme, background in (("light", "rgb(251, 246, 238)"), ("dark", "rgb(29, 23, 19)")):
-        context = chromium.new_context(color_scheme=scheme)
-        page = context.new_page()
-        page.goto(live + "/")
+        page = fresh_page(chromium, live + "/", color_scheme=scheme)
         expect(page.locator("#setup")).to_be_visible()
         assert page.evaluate("getComputedStyle(document.body).backgroundColor") == background
-        context.close()
+        page.context.close()
 
 
 def test_import_is_reachable_by_keyboard(live: str, chromium: Any) -> None:

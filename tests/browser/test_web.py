@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import fresh_page
+
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
@@ -55,13 +57,9 @@ def _post(url: str, body: object, token: str | None = None) -> dict:  # type: ig
 
 def _open(browser: object, url: str, owner: str | None = None, **options: object) -> object:
     """A page in a context of its own whose localStorage holds ``owner``, the
-    owner token the game was created with (so the page may open it)."""
-    context = browser.new_context(**options)  # type: ignore[attr-defined]
-    if owner:
-        context.add_init_script(f"localStorage.setItem('donutbox.owner', {json.dumps(owner)})")
-    page = context.new_page()
-    page.goto(url)
-    return page
+    owner token the game was created with (so the page may open it):
+    tests/browser/conftest.py's ``fresh_page``."""
+    return fresh_page(browser, url, owner=owner, **options)
 
 
 def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object) -> None:

@@ -9,6 +9,7 @@ module; the commands reach it by its address, as they would a remote one.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import signal
@@ -26,7 +27,10 @@ from donutbox.core import Rules
 from donutbox.lab.match import play_game
 from donutbox.lab.sim import specs
 
-distributed = pytest.importorskip("distributed", reason="needs pip install '.[cluster]'")
+# Imported by the tests that use it, not at collection (about 1 s in every
+# xdist worker): here only whether it is there.
+if importlib.util.find_spec("distributed") is None:
+    pytest.skip("needs pip install '.[cluster]'", allow_module_level=True)
 
 pytestmark = pytest.mark.slow
 
@@ -37,6 +41,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 def scheduler() -> Iterator[str]:
     import logging
 
+    distributed = pytest.importorskip("distributed", reason="needs pip install '.[cluster]'")
     cluster = distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
