@@ -167,17 +167,21 @@ def test_one_address_holds_at_most_its_cap(server: str) -> None:
 
 def test_websockets_count_until_they_close(server: str) -> None:
     """An open WebSocket is one of its address's connections: with CAP of
-    them open (readers that have not said hello yet), a new connection is
-    closed at once; once they close, the count is back to zero (no leak)
-    and the address is served again."""
+    them open (spectators, introduced: an address may hold only
+    limits.MAX_UNINTRODUCED_PER_ADDRESS before their hello), a new
+    connection is closed at once; once they close, the count is back to
+    zero (no leak) and the address is served again."""
     from websockets.sync.client import connect
 
     made = httpx.post(f"{server}/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
     ws_url = server.replace("http://", "ws://") + f"/api/online/{made.json()['id']}/ws"
+    hello = json.dumps({"type": "hello", "token": made.json()["spectator"]["token"]})
     time.sleep(0.1)  # the POST's connection is gone
     with contextlib.ExitStack() as stack:
         for _ in range(CAP):
-            stack.enter_context(connect(ws_url))
+            ws = stack.enter_context(connect(ws_url))
+            ws.send(hello)
+            assert json.loads(ws.recv(timeout=10))["type"] == "welcome"
         extra = _slow(server, b"")
         assert _closed_by_server(extra, 0.5)
         extra.close()

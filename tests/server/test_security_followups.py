@@ -25,6 +25,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from donutbox.server import hub as hub_module
 from donutbox.server import limits
@@ -405,3 +406,28 @@ def test_the_per_address_table_is_made_anew_when_a_flood_of_addresses_is_over() 
     assert guard.take("10.9.9.9", 2) and guard.take("10.9.9.9", 2)
     assert not guard.take("10.9.9.9", 2)
     assert guard.refused == 1
+
+
+def test_an_address_holds_at_most_four_online_sockets_that_have_not_said_hello(
+    tmp_path: Path,
+) -> None:
+    """A spectator flood's sockets each hold memory while they wait to be
+    refused: an address may have 4 (limits.MAX_UNINTRODUCED_PER_ADDRESS)
+    open before their hello; a fifth handshake is refused, and a socket that
+    said hello frees its place (introduced sockets count only against the
+    per-address connection cap)."""
+    assert limits.MAX_UNINTRODUCED_PER_ADDRESS == 4
+    with TestClient(create_app(f"sqlite:///{tmp_path / 'g.db'}", inline_ai=True)) as client:
+        g = client.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
+        url = f"/api/online/{g['id']}/ws"
+        with contextlib.ExitStack() as stack:
+            silent = [stack.enter_context(client.websocket_connect(url)) for _ in range(4)]
+            with pytest.raises(WebSocketDisconnect), client.websocket_connect(url):
+                pass  # the fifth: refused at the handshake
+            silent[0].send_json({"type": "hello", "token": g["spectator"]["token"]})
+            assert silent[0].receive_json()["type"] == "welcome"
+            fifth = stack.enter_context(client.websocket_connect(url))  # a place again
+            fifth.send_json({"type": "hello", "token": g["seats"][1]["token"]})
+            assert fifth.receive_json()["type"] == "welcome"
+        # All closed: nothing left held for the address.
+        assert limits.UNINTRODUCED.per_address == {}

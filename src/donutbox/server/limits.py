@@ -57,6 +57,12 @@ def _env_figure(name: str, default: float) -> float:
 HEADER_TIMEOUT = 5.0
 #: Concurrent connections (HTTP and WebSocket) one address may hold.
 MAX_CONNECTIONS_PER_ADDRESS = 64
+#: Online WebSockets one address may hold that have not said hello yet
+#: (``protocol.serve_online``; beyond, the handshake is refused and the page
+#: tries again 1.5 s later).  A page says hello as soon as its socket opens,
+#: so a household behind one NAT never meets it; a flood of sockets that
+#: hold memory while they wait to be refused does (docs/online.md).
+MAX_UNINTRODUCED_PER_ADDRESS = 4
 #: Connections the whole server holds at once (uvicorn answers 503 beyond).
 MAX_CONNECTIONS = 4096
 #: Seconds an idle keep-alive connection stays open.
@@ -296,6 +302,20 @@ class _Guard:
 
 
 GUARD = _Guard()
+#: Online sockets not yet introduced, per address (MAX_UNINTRODUCED_PER_ADDRESS).
+UNINTRODUCED = _Guard()
+#: The trusted reverse proxies of this server (uvicorn's ``forwarded_allow_ips``,
+#: set by the first connection): exempt from the per-address caps, like
+#: ``GuardedHttpProtocol``'s, since every client without a forwarded address
+#: shares theirs.  Empty for an in-process test client.
+TRUSTED_PROXIES: Any = frozenset()
+
+
+def capped(address: str) -> bool:
+    """Whether the per-address caps apply to ``address`` (not a trusted proxy)."""
+    return address not in TRUSTED_PROXIES
+
+
 _Base: Any = _base_protocol()
 
 
@@ -324,6 +344,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         127.0.0.1 and ::1, when proxy headers are on): every client behind
         it shares its address, so it is not capped (the proxy limits its own
         clients; its own connection count is bounded by ``limit_concurrency``)."""
+        global TRUSTED_PROXIES
         config = self.config
         if not getattr(config, "proxy_headers", False):
             return False
@@ -331,6 +352,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
         if trusted is None:
             trusted = _trusted_hosts(getattr(config, "forwarded_allow_ips", ""))
             config._donutbox_trusted = trusted
+            TRUSTED_PROXIES = trusted
         return address in trusted
 
     def connection_made(self, transport: Any) -> None:

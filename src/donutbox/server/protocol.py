@@ -17,6 +17,7 @@ from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
+from . import limits
 from .errors import ActionError, Busy, Conflict, NoSuchGame, NotAllowed, NotIntroduced, Stale
 from .fanout import Connection
 from .hub import Hub
@@ -49,8 +50,23 @@ async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
     up at the hello, with its token: an id that does not exist and a token
     that opens nothing get the same answer (an ``error`` ``token: no such
     game, or this link does not open it``, then close 4404), so a stranger
-    cannot tell a real game from a guessed id."""
-    await ws.accept()
+    cannot tell a real game from a guessed id.
+
+    Until its hello introduces it, a socket takes one of its address's
+    ``limits.MAX_UNINTRODUCED_PER_ADDRESS`` places; with none free the
+    handshake is refused before anything is set up for it (the page tries
+    again), so a flood of sockets waiting to be refused cannot pile up."""
+    address = limits.client_address(ws.scope)
+    waiting = limits.capped(address)  # holds a place in UNINTRODUCED
+    if waiting and not limits.UNINTRODUCED.take(address, limits.MAX_UNINTRODUCED_PER_ADDRESS):
+        await ws.close()  # before accept: HTTP 403 to the handshake
+        return
+    try:
+        await ws.accept()
+    except BaseException:
+        if waiting:
+            limits.UNINTRODUCED.release(address)
+        raise
     conn = Connection(ws.send_text, game_id)
     conn.online = True
     conn.start()  # attached to the game's readers once introduced (hello)
@@ -69,7 +85,11 @@ async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
             if text is None and message.get("bytes") is not None:
                 text = message["bytes"]
             try:
-                if not await receive(hub, conn, text):
+                ok = await receive(hub, conn, text)
+                if waiting and conn.seat is not None:  # introduced
+                    waiting = False
+                    limits.UNINTRODUCED.release(address)
+                if not ok:
                     break
             except _Closing as closing:
                 conn.put({"type": "error", "reason": closing.reason})
@@ -78,6 +98,8 @@ async def serve_online(ws: WebSocket, hub: Hub, game_id: str) -> None:
     except WebSocketDisconnect:
         pass
     finally:
+        if waiting:
+            limits.UNINTRODUCED.release(address)
         hub.fanout.detach(conn)
         if conn.writer is not None:
             with contextlib.suppress(Exception):
