@@ -541,7 +541,8 @@ Beside = tuple[tuple[int, int, int], ...]
 def _term_of(
     size: int, opens: int, rolls: int, h0: int, h1: int, to_move: int, m6: float
 ) -> tuple[int, float]:
-    """``_term`` of a run given by its numbers (the same arithmetic)."""
+    """``_term`` of a run given by its numbers: its size, open edges, Cinnamon
+    Rolls and the quadrants each player holds in it."""
     if size < 2:
         return -1, 0.0
     if size >= 3:
@@ -570,35 +571,7 @@ def _term_of(
 
 
 def _term(r: Run, to_move: int, m6: float) -> tuple[int, float]:
-    """One run's term of ``_two`` (the same arithmetic): who gets it (0, 1,
-    2 for both halves of a tie, -1 nobody) and how much."""
-    cells = r.cells
-    size = len(cells)
-    if size < 2:
-        return -1, 0.0
+    """One run's term of ``_two``: who gets it (0, 1, 2 for both halves of a
+    tie, -1 nobody) and how much (``_term_of`` on the run's numbers)."""
     held = r.held
-    h0 = held[0]
-    h1 = held[1]
-    if size >= 3:
-        value = float(size * 2 if r.rolls else size)
-    else:
-        value = 0.5 * (size + 1) * (2 if r.rolls else 1)
-    risk = (r.open * 0.08 + 0.1) * m6 / 6.0
-    if risk > 1.0:
-        risk = 1.0
-    if h0 > h1:
-        safety = 1.0 - risk / (1.0 + (h0 - h1))
-        if to_move == 0 and 2 * h0 >= size and size >= 3 and safety < 0.95:
-            safety = 0.95
-        return 0, value * safety
-    if h1 > h0:
-        safety = 1.0 - risk / (1.0 + (h1 - h0))
-        if to_move == 1 and 2 * h1 >= size and size >= 3 and safety < 0.95:
-            safety = 0.95
-        return 1, value * safety
-    if h0:
-        safety = 1.0 - risk / 1.0
-        if 2 * held[to_move] >= size and size >= 3 and safety < 0.95:
-            safety = 0.95
-        return 2, value * safety / 2
-    return -1, 0.0
+    return _term_of(len(r.cells), r.open, r.rolls, held[0], held[1], to_move, m6)
