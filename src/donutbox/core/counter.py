@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from .cards import FLAVOURS
-from .geometry import EAST, OUTSIDE, SOUTH, cell, xy
+from .geometry import EAST, OUTSIDE, SOUTH, STRIDE, cell, xy
 from .policy import LayoutRule
 
 # Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
@@ -50,6 +50,20 @@ _B3: Final = 2 * SOUTH
 _SE: Final = EAST + SOUTH
 assert OUTSIDE == ((_A0, _B0), (_A1, _B1), (_A2, _B2), (_A3, _B3))
 
+
+#: Packed cell -> column, row (geometry.cell: x + OFFSET + (y + OFFSET) * STRIDE).
+_COL_MASK: Final = STRIDE - 1
+_ROW_SHIFT: Final = 22
+assert 1 << _ROW_SHIFT == STRIDE
+#: Cells of the grid kept beyond every occupied cell (a refreshed place reads
+#: at most 3 cells beyond the card that changed it), and the room added when
+#: the grid grows.
+_MARGIN: Final = 4
+#: A grid byte: the packed code (7 bits) | ``_OCC``, or 0 for an empty cell.
+_OCC: Final = 0x80
+_CODE_BITS: Final = 0x7F
+_PAD: Final = 12
+_HALF: Final = STRIDE // 2
 
 _OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
 #: Holdings of a run of one donut, by owner (-1: the neutral start card).
@@ -119,7 +133,20 @@ class Counter:
     although it shadows ``collections.Counter``).  Mutated only through
     ``place`` and ``deliver``."""
 
-    __slots__ = ("_zone", "box_ids", "cells", "layout", "places", "run_of", "runs")
+    __slots__ = (
+        "_c0",
+        "_g",
+        "_h",
+        "_r0",
+        "_w",
+        "_zone",
+        "box_ids",
+        "cells",
+        "layout",
+        "places",
+        "run_of",
+        "runs",
+    )
 
     def __init__(self, layout: LayoutRule, source: Counter | None = None) -> None:
         """An empty counter, or (``source`` given: used by ``copy``) a copy
@@ -134,12 +161,27 @@ class Counter:
             #: Ids (in ``runs``) of the open boxes: not-delivered runs of 3 or more.
             self.box_ids: set[int] = set()
             self.places: dict[int, int] = {}
+            # The grid: ``cells`` again, as one int per cell (code | ``_OCC``,
+            # 0 empty) of a window ``_w`` x ``_h`` whose first cell is at
+            # column ``_c0``, row ``_r0`` of the packed coordinates.  Hot
+            # reads use it (an index, no hashing); it grows as cards go down,
+            # keeping every occupied cell at least ``_MARGIN`` inside it.
+            self._g: list[int] = []
+            self._c0 = 0
+            self._r0 = 0
+            self._w = 0
+            self._h = 0
         else:
             self.cells = source.cells.copy()
             self.run_of = source.run_of.copy()
             self.runs = source.runs.copy()
             self.box_ids = source.box_ids.copy()
             self.places = source.places.copy()
+            self._g = source._g.copy()
+            self._c0 = source._c0
+            self._r0 = source._r0
+            self._w = source._w
+            self._h = source._h
 
     def copy(self) -> Counter:
         return Counter(self.layout, self)
@@ -176,52 +218,115 @@ class Counter:
         return found
 
     def is_empty(self, p: int) -> bool:
-        cells = self.cells
-        return not (p in cells or p + EAST in cells or p + _SE in cells or p + SOUTH in cells)
+        return (
+            self.code_at(p) < 0
+            and self.code_at(p + EAST) < 0
+            and self.code_at(p + _SE) < 0
+            and self.code_at(p + SOUTH) < 0
+        )
 
     def touches(self, p: int) -> bool:
         """Does a card at ``p`` touch any occupied cell edge to edge?"""
-        cells = self.cells
-        return any(p + off in cells for pair in OUTSIDE for off in pair)
+        return any(self.code_at(p + off) >= 0 for pair in OUTSIDE for off in pair)
+
+    def code_at(self, c: int) -> int:
+        """The packed code at cell ``c``, or -1 if it is empty (``cells.get(c,
+        -1)``, read from the grid)."""
+        col = (c & _COL_MASK) - self._c0
+        row = (c >> _ROW_SHIFT) - self._r0
+        if 0 <= col < self._w and 0 <= row < self._h:
+            v = self._g[col + row * self._w]
+            if v:
+                return v & _CODE_BITS
+        return -1
 
     # -- changing ----------------------------------------------------------
 
-    def _refresh(self, p: int) -> None:
-        cells = self.cells
-        if p in cells or p + EAST in cells or p + _SE in cells or p + SOUTH in cells:
-            self.places.pop(p, None)
+    def _cover(self, p: int) -> None:
+        """Grow the grid so that the card at ``p`` and ``_MARGIN`` cells
+        around it are inside it."""
+        col = p & _COL_MASK
+        row = p >> _ROW_SHIFT
+        c0 = self._c0
+        r0 = self._r0
+        w = self._w
+        h = self._h
+        if (
+            w
+            and c0 <= col - _MARGIN
+            and col + 2 + _MARGIN <= c0 + w
+            and r0 <= row - _MARGIN
+            and row + 2 + _MARGIN <= r0 + h
+        ):
             return
-        # ``cells.get`` written out (not bound to a local): the compiled
-        # core calls it as a C function.
+        if not w:
+            nc0 = col - _MARGIN - _PAD
+            nr0 = row - _MARGIN - _PAD
+            nc1 = col + 2 + _MARGIN + _PAD
+            nr1 = row + 2 + _MARGIN + _PAD
+        else:
+            nc0 = min(c0, col - _MARGIN - _PAD)
+            nr0 = min(r0, row - _MARGIN - _PAD)
+            nc1 = max(c0 + w, col + 2 + _MARGIN + _PAD)
+            nr1 = max(r0 + h, row + 2 + _MARGIN + _PAD)
+        nw = nc1 - nc0
+        nh = nr1 - nr0
+        g = [0] * (nw * nh)
+        old = self._g
+        for r in range(h):
+            start = (r + r0 - nr0) * nw + (c0 - nc0)
+            g[start : start + w] = old[r * w : (r + 1) * w]
+        self._g = g
+        self._c0 = nc0
+        self._r0 = nr0
+        self._w = nw
+        self._h = nh
+
+    def _index(self, c: int) -> int:
+        """The grid index of a cell inside the grid."""
+        return (c & _COL_MASK) - self._c0 + ((c >> _ROW_SHIFT) - self._r0) * self._w
+
+    def _refresh(self, p: int) -> None:
+        # Every position refreshed lies within ``_MARGIN`` of the card just
+        # placed (or of a run's cells): all its reads are inside the grid.
+        g = self._g
+        w = self._w
+        i = (p & _COL_MASK) - self._c0 + ((p >> _ROW_SHIFT) - self._r0) * w
+        if g[i] or g[i + 1] or g[i + 1 + w] or g[i + w]:
+            # (not ``places.pop(p, None)``: the compiled core calls that as
+            # a Python method, ``in`` and ``del`` as C functions)
+            if p in self.places:
+                del self.places[p]
+            return
         key = 0
-        v = cells.get(p + _A0)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i - 1]
+        if v and not v & DELIVERED_BIT:
             key |= 1 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _B0)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i - w]
+        if v and not v & DELIVERED_BIT:
             key |= 1 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _A1)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + 2]
+        if v and not v & DELIVERED_BIT:
             key |= 16 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _B1)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + 1 - w]
+        if v and not v & DELIVERED_BIT:
             key |= 16 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _A2)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + 2 + w]
+        if v and not v & DELIVERED_BIT:
             key |= 256 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _B2)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + 1 + 2 * w]
+        if v and not v & DELIVERED_BIT:
             key |= 256 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _A3)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + w - 1]
+        if v and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
-        v = cells.get(p + _B3)
-        if v is not None and not v & DELIVERED_BIT:
+        v = g[i + 2 * w]
+        if v and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
             self.places[p] = (p << 16) | key
-        else:
-            self.places.pop(p, None)
+        elif p in self.places:
+            del self.places[p]
 
     def place(self, p: int, codes: tuple[int, int, int, int]) -> list[Run]:
         """Put a card's four packed donuts (NW, NE, SE, SW) at position ``p``.
@@ -238,6 +343,14 @@ class Counter:
         cells[p + EAST] = codes[1]
         cells[p + _SE] = codes[2]
         cells[p + SOUTH] = codes[3]
+        self._cover(p)
+        g = self._g
+        w = self._w
+        gi = self._index(p)
+        g[gi] = codes[0] | _OCC
+        g[gi + 1] = codes[1] | _OCC
+        g[gi + 1 + w] = codes[2] | _OCC
+        g[gi + w] = codes[3] | _OCC
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
@@ -247,8 +360,10 @@ class Counter:
         for i, off_a, off_b in _OUTSIDE_BY_QUADRANT:
             flav = codes[i] & FLAVOUR_BITS
             for n in (p + off_a, p + off_b):
-                v = cells.get(n)
-                if v is None:
+                # the grid index: offset dx + dy * STRIDE becomes dx + dy * w
+                off = n - p
+                v = g[gi + off + ((off + _HALF) >> _ROW_SHIFT) * (w - STRIDE)]
+                if not v:
                     opens[i] += 1
                 elif not v & DELIVERED_BIT:
                     rid = run_of[n]
@@ -373,8 +488,10 @@ class Counter:
         cells = self.cells
         run_of = self.run_of
         rid = run_of[r.cells[0]]
+        g = self._g
         for c in r.cells:
             cells[c] |= DELIVERED_BIT
+            g[self._index(c)] |= DELIVERED_BIT
             del run_of[c]
         del self.runs[rid]
         self.box_ids.discard(rid)
