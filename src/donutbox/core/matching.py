@@ -126,9 +126,10 @@ def fit_slots(face: str, requirement: int, accept: tuple[bool, ...]) -> tuple[in
     m1 = (requirement >> 4) & 15
     m2 = (requirement >> 8) & 15
     m3 = (requirement >> 12) & 15
-    masks = (m0, m1, m2, m3)
     touched = ((m0 > 0) | (m1 > 0) << 1 | (m2 > 0) << 2 | (m3 > 0) << 3) << 4
-    out: list[int] = []
+    # The fitting slots as bits of one int (slot s: bit s), then the one
+    # shared tuple of those slots: no list or tuple is made per call.
+    found = 0
     for r in range(4):
         b = r * 64
         bits = agree[b + m0] | agree[b + 16 + m1] | agree[b + 32 + m2] | agree[b + 48 + m3]
@@ -136,12 +137,18 @@ def fit_slots(face: str, requirement: int, accept: tuple[bool, ...]) -> tuple[in
             continue
         i = turns.roll[r]
         if i < 0:
-            out.append(r * 5)
+            found |= 1 << (r * 5)
             continue
-        mask = masks[i]
+        mask = m0 if i == 0 else m1 if i == 1 else m2 if i == 2 else m3
         if not mask:
             mask = turns.near[r]
-        for f in range(4):
-            if mask >> f & 1:
-                out.append(r * 5 + 1 + f)
-    return tuple(out)
+        # lock f (bit f of the mask) is slot r * 5 + 1 + f
+        found |= mask << (r * 5 + 1)
+    slots = _SLOT_SETS.get(found)
+    if slots is None:
+        slots = _SLOT_SETS[found] = tuple(s for s in range(SLOTS) if found >> s & 1)
+    return slots
+
+
+#: The tuple of slots of each set of slots (bit s: slot s) met so far.
+_SLOT_SETS: Final[dict[int, tuple[int, ...]]] = {}
