@@ -66,27 +66,29 @@ _PAD: Final = 12
 _HALF: Final = STRIDE // 2
 
 _OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
-#: Holdings of a run of one donut, by owner (-1: the neutral start card).
-_HELD_ONE: Final = {
-    -1: (0, 0, 0, 0),
-    0: (1, 0, 0, 0),
-    1: (0, 1, 0, 0),
-    2: (0, 0, 1, 0),
-    3: (0, 0, 0, 1),
-}
-# NamedTuple's generated __new__ is a Python function; building from a tuple
-# directly is about three times faster in the hot path.
-_new_run = tuple.__new__
 
 
-class Run(NamedTuple):
-    """A maximal connected set of not-delivered same-flavour cells."""
+class Run:
+    """A maximal connected set of not-delivered same-flavour cells.
 
-    cells: tuple[int, ...]
-    open: int  # edges from a cell of the run to an empty cell
-    rolls: int  # Cinnamon Rolls in it
-    held: tuple[int, int, int, int]  # donuts per player (start card: nobody)
-    first: int  # its first cell in reading order (the smallest)
+    A run is changed in place by the one counter that owns it (``_token``
+    equal to the counter's): a donut joining it is appended to its
+    ``cells``.  A counter and its copies share the runs that neither has
+    changed since the copy; whichever changes one first changes its own
+    copy of it (``Counter.copy`` gives both new tokens), so a run seen
+    through one counter never changes under another."""
+
+    __slots__ = ("_token", "cells", "first", "held", "open", "rolls")
+
+    def __init__(
+        self, cells: list[int], open: int, rolls: int, held: list[int], first: int, token: int
+    ) -> None:
+        self.cells = cells  # in the order they joined
+        self.open = open  # edges from a cell of the run to an empty cell
+        self.rolls = rolls  # Cinnamon Rolls in it
+        self.held = held  # donuts per player, 4 ints (start card: nobody)
+        self.first = first  # its first cell in reading order (the smallest)
+        self._token = token
 
     @property
     def size(self) -> int:
@@ -96,6 +98,21 @@ class Run(NamedTuple):
     def points(self) -> int:
         """Value as a box: a point a donut, doubled if it holds an R."""
         return len(self.cells) * (2 if self.rolls else 1)
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(cells={self.cells}, open={self.open}, rolls={self.rolls}, "
+            f"held={self.held}, first={self.first})"
+        )
+
+
+#: The last counter token given out (``_new_token``).
+_TOKENS: Final[list[int]] = [0]
+
+
+def _new_token() -> int:
+    _TOKENS[0] += 1
+    return _TOKENS[0]
 
 
 class Donut(NamedTuple):
@@ -138,6 +155,7 @@ class Counter:
         "_g",
         "_h",
         "_r0",
+        "_token",
         "_w",
         "_zone",
         "box_ids",
@@ -171,6 +189,7 @@ class Counter:
             self._r0 = 0
             self._w = 0
             self._h = 0
+            self._token = _new_token()
         else:
             self.cells = source.cells.copy()
             self.run_of = source.run_of.copy()
@@ -182,6 +201,9 @@ class Counter:
             self._r0 = source._r0
             self._w = source._w
             self._h = source._h
+            # Both share the runs now: neither may change one in place.
+            self._token = _new_token()
+            source._token = _new_token()
 
     def copy(self) -> Counter:
         return Counter(self.layout, self)
@@ -370,9 +392,12 @@ class Counter:
                     closed[rid] = closed.get(rid, 0) + 1
                     if v & FLAVOUR_BITS == flav:
                         joins[i].append(n)  # a cell: its run id may change below
+        token = self._token
         for rid, count in closed.items():
             r = runs[rid]
-            runs[rid] = _new_run(Run, (r.cells, r.open - count, r.rolls, r.held, r.first))
+            if r._token != token:
+                r = runs[rid] = _own(r, token)
+            r.open -= count
 
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
@@ -412,10 +437,14 @@ class Counter:
     def _join(self, c: int, code: int, opens: int, targets: list[int]) -> None:
         runs = self.runs
         run_of = self.run_of
+        token = self._token
         roll = 1 if code & ROLL_BIT else 0
         owner = (code >> OWNER_SHIFT) - 1
         if not targets:
-            runs[c] = _new_run(Run, ((c,), opens, roll, _HELD_ONE[owner], c))
+            held = [0, 0, 0, 0]
+            if owner >= 0:
+                held[owner] = 1
+            runs[c] = Run([c], opens, roll, held, c, token)
             run_of[c] = c
             return
         rid = targets[0]
@@ -426,58 +455,36 @@ class Counter:
                 rid = max(unique, key=lambda r: len(runs[r].cells))
             unique.discard(rid)
         base = runs[rid]
-        if not unique:
-            # Joining one run (the common case): one copy of its cells.
-            cells = base.cells + (c,)  # noqa: RUF005 (one copy; no list on the way)
-            h0, h1, h2, h3 = base.held
-            if owner == 0:
-                h0 += 1
-            elif owner == 1:
-                h1 += 1
-            elif owner == 2:
-                h2 += 1
-            elif owner == 3:
-                h3 += 1
-            run_of[c] = rid
-            runs[rid] = _new_run(
-                Run,
-                (
-                    cells,
-                    opens + base.open,
-                    base.rolls + roll,
-                    (h0, h1, h2, h3),
-                    base.first if base.first < c else c,
-                ),
-            )
-            if len(cells) >= 3:
-                self.box_ids.add(rid)
-            return
-        first = min(base.first, c)
-        all_cells = list(base.cells)
-        opens += base.open
-        rolls = base.rolls + roll
-        held = list(base.held)
-        if owner >= 0:
-            held[owner] += 1
+        if base._token != token:
+            base = runs[rid] = _own(base, token)
+        cells = base.cells
+        held = base.held
+        # Merging (rare): the other runs' cells follow the base's, in the
+        # order of ``unique``, then the new donut.
         for other in unique:
             r = runs.pop(other)
             self.box_ids.discard(other)
-            all_cells.extend(r.cells)
+            cells.extend(r.cells)
             for oc in r.cells:
                 run_of[oc] = rid
             opens += r.open
-            rolls += r.rolls
-            if r.first < first:
-                first = r.first
+            roll += r.rolls
+            if r.first < base.first:
+                base.first = r.first
             h = r.held
             held[0] += h[0]
             held[1] += h[1]
             held[2] += h[2]
             held[3] += h[3]
-        all_cells.append(c)
+        cells.append(c)
+        base.open += opens
+        base.rolls += roll
+        if owner >= 0:
+            held[owner] += 1
+        if c < base.first:
+            base.first = c
         run_of[c] = rid
-        runs[rid] = _new_run(Run, (tuple(all_cells), opens, rolls, tuple(held), first))
-        if len(all_cells) >= 3:
+        if len(cells) >= 3:
             self.box_ids.add(rid)
 
     def deliver(self, r: Run) -> None:
@@ -503,6 +510,11 @@ class Counter:
                 zone.update(self.layout.cell_zone(c))
             for q in zone:
                 self._refresh(q)
+
+
+def _own(r: Run, token: int) -> Run:
+    """A copy of ``r`` owned by the counter of ``token`` (to change in place)."""
+    return Run(r.cells[:], r.open, r.rolls, r.held[:], r.first, token)
 
 
 __all__ = ["Counter", "Donut", "Run", "pack", "unpack"]

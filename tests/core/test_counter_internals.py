@@ -53,3 +53,48 @@ def test_grid_grows_far_from_the_start_card_and_copies_are_independent() -> None
     _check(copy)
     # far outside the window: empty, no error
     assert game.counter.code_at(cell(-1000, 1000)) == -1
+
+
+def _runs_snapshot(game: Game) -> dict[int, tuple[list[int], int, int, list[int], int]]:
+    return {
+        rid: (list(r.cells), r.open, r.rolls, list(r.held), r.first)
+        for rid, r in game.counter.runs.items()
+    }
+
+
+def test_runs_changed_in_place_never_change_under_a_copy() -> None:
+    # Runs are updated in place by the counter that owns them; a copy and
+    # its source share the rest.  Playing on either must leave the other's
+    # runs (the very objects it holds) exactly as they were.
+    for seed in range(4):
+        game = Game.new(Rules(), 2, seed)
+        rng = random.Random(seed)
+        for _ in range(12):
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        before = _runs_snapshot(game)
+        held = dict(game.counter.runs)
+        copy = game.copy()
+        for _ in range(10):  # the copy plays on
+            if copy.finished:
+                break
+            moves = copy.legal_moves()
+            copy.play(moves[rng.randrange(len(moves))])
+        assert _runs_snapshot(game) == before
+        copy_before = _runs_snapshot(copy)
+        for _ in range(10):  # and the source plays on, differently
+            if game.finished:
+                break
+            moves = game.legal_moves()
+            game.play(moves[-1 - rng.randrange(len(moves))])
+        assert _runs_snapshot(copy) == copy_before
+        # the run objects held before the copy were never changed either
+        for rid, (cells, opens, rolls, hd, first) in before.items():
+            r = held[rid]
+            assert (list(r.cells), r.open, r.rolls, list(r.held), r.first) == (
+                cells,
+                opens,
+                rolls,
+                hd,
+                first,
+            )
