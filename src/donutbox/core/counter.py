@@ -65,7 +65,20 @@ _CODE_BITS: Final = 0x7F
 _PAD: Final = 12
 _HALF: Final = STRIDE // 2
 
-_OUTSIDE_BY_QUADRANT: Final = tuple((i, a, b) for i, (a, b) in enumerate(OUTSIDE))
+
+def _outs(w: int) -> tuple[tuple[int, int, int], ...]:
+    """The two cells beside each quadrant of a card (``OUTSIDE``) as
+    ``(quadrant, offset, offset in a grid of width w)``."""
+    found = []
+    for i, pair in enumerate(OUTSIDE):
+        for off in pair:
+            dy = (off + _HALF) >> _ROW_SHIFT
+            found.append((i, off, off - dy * STRIDE + dy * w))
+    return tuple(found)
+
+
+#: ``_outs`` per grid width met.
+_OUTS_BY_WIDTH: Final[dict[int, tuple[tuple[int, int, int], ...]]] = {}
 
 
 class Run:
@@ -379,19 +392,19 @@ class Counter:
         closed: dict[int, int] = {}
         joins: list[list[int]] = [[], [], [], []]
         opens = [0, 0, 0, 0]
-        for i, off_a, off_b in _OUTSIDE_BY_QUADRANT:
-            flav = codes[i] & FLAVOUR_BITS
-            for n in (p + off_a, p + off_b):
-                # the grid index: offset dx + dy * STRIDE becomes dx + dy * w
-                off = n - p
-                v = g[gi + off + ((off + _HALF) >> _ROW_SHIFT) * (w - STRIDE)]
-                if not v:
-                    opens[i] += 1
-                elif not v & DELIVERED_BIT:
-                    rid = run_of[n]
-                    closed[rid] = closed.get(rid, 0) + 1
-                    if v & FLAVOUR_BITS == flav:
-                        joins[i].append(n)  # a cell: its run id may change below
+        outs = _OUTS_BY_WIDTH.get(w)
+        if outs is None:
+            outs = _OUTS_BY_WIDTH[w] = _outs(w)
+        for i, off, goff in outs:
+            n = p + off
+            v = g[gi + goff]
+            if not v:
+                opens[i] += 1
+            elif not v & DELIVERED_BIT:
+                rid = run_of[n]
+                closed[rid] = closed.get(rid, 0) + 1
+                if v & FLAVOUR_BITS == codes[i] & FLAVOUR_BITS:
+                    joins[i].append(n)  # a cell: its run id may change below
         token = self._token
         for rid, count in closed.items():
             r = runs[rid]
