@@ -9,17 +9,21 @@ Everything that changes between moves is kept up to date incrementally
 instead of being rescanned:
 
 - ``cells``: occupied cell -> packed donut code (flavour, roll, owner, delivered);
-- ``run_of`` / ``runs``: each not-delivered cell's run, each run as an
-  immutable ``Run`` (its cells, how many empty-cell edges it still has open,
-  rolls and holdings).  Runs merge small-into-large on placement; a run whose
-  open-edge count reaches 0 is sealed;
+  the same codes are kept in a grid (``_g``, one int per cell of a window
+  that grows as cards go down) that the hot paths read by index;
+- ``run_of`` / ``runs``: each not-delivered cell's run id, each run as a
+  ``Run`` (its cells, how many empty-cell edges it still has open, rolls
+  and holdings), changed in place by the counter that owns it and copied on
+  write between copies (see ``Run``).  Runs merge small-into-large on
+  placement; a run whose open-edge count reaches 0 is sealed;
 - ``places``: every card position that is empty and touches a not-delivered
   donut, mapped to ``(position << 16) | requirement`` (one int that keys the
   move memo tables directly; the requirement, see ``matching``, is its low
   16 bits).  Only the positions near a change are refreshed.
 
-Copying is a handful of shallow ``dict.copy()`` calls: all values are ints or
-immutable tuples.  The counter knows nothing of players' turns or scores.
+Copying is a handful of shallow ``dict.copy()`` calls and one list copy
+(the grid): the dicts hold ints, and the runs are shared until one side
+changes one.  The counter knows nothing of players' turns or scores.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ DELIVERED_BIT: Final = 8
 OWNER_SHIFT: Final = 4
 
 # geometry.OUTSIDE written out as Final constants (the compiled core then
-# uses them as C constants, not module attributes); a test checks they agree.
+# uses them as C constants, not module attributes); checked here.
 _A0: Final = -EAST
 _B0: Final = -SOUTH
 _A1: Final = 2 * EAST
@@ -59,7 +63,7 @@ assert 1 << _ROW_SHIFT == STRIDE
 #: at most 3 cells beyond the card that changed it), and the room added when
 #: the grid grows.
 _MARGIN: Final = 4
-#: A grid byte: the packed code (7 bits) | ``_OCC``, or 0 for an empty cell.
+#: A grid entry: the packed code (7 bits) | ``_OCC``, or 0 for an empty cell.
 _OCC: Final = 0x80
 _CODE_BITS: Final = 0x7F
 _PAD: Final = 12
