@@ -28,7 +28,7 @@ changes one.  The counter knows nothing of players' turns or scores.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .cards import FLAVOURS
 from .geometry import EAST, OUTSIDE, SOUTH, STRIDE, cell, xy
@@ -374,14 +374,18 @@ class Counter:
         sealed (no empty cell left beside them), in reading order of their
         first cell; sealed runs of 3 or more are delivered here.
         """
-        cells = self.cells
-        run_of = self.run_of
-        runs = self.runs
-        new = (p, p + EAST, p + _SE, p + SOUTH)
-        cells[p] = codes[0]
-        cells[p + EAST] = codes[1]
-        cells[p + _SE] = codes[2]
-        cells[p + SOUTH] = codes[3]
+        # Any: the compiled core then keeps the cells and run ids it passes
+        # between these dicts as the int objects they are, instead of
+        # unboxing each one and boxing it again (a new object: packed cells
+        # are too big for the small-int cache).
+        cells: dict[Any, int] = self.cells
+        run_of: dict[Any, Any] = self.run_of
+        runs: dict[Any, Run] = self.runs
+        new: tuple[Any, Any, Any, Any] = (p, p + EAST, p + _SE, p + SOUTH)
+        cells[new[0]] = codes[0]
+        cells[new[1]] = codes[1]
+        cells[new[2]] = codes[2]
+        cells[new[3]] = codes[3]
         self._cover(p)
         g = self._g
         w = self._w
@@ -393,18 +397,18 @@ class Counter:
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
-        closed: dict[int, int] = {}
-        joins: list[list[int]] = [[], [], [], []]
+        closed: dict[Any, int] = {}
+        joins: list[list[Any]] = [[], [], [], []]
         opens = [0, 0, 0, 0]
         outs = _OUTS_BY_WIDTH.get(w)
         if outs is None:
             outs = _OUTS_BY_WIDTH[w] = _outs(w)
         for i, off, goff in outs:
-            n = p + off
             v = g[gi + goff]
             if not v:
                 opens[i] += 1
             elif not v & DELIVERED_BIT:
+                n: Any = p + off
                 rid = run_of[n]
                 closed[rid] = closed.get(rid, 0) + 1
                 if v & FLAVOUR_BITS == codes[i] & FLAVOUR_BITS:
@@ -419,7 +423,7 @@ class Counter:
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
         for i in range(4):
-            targets = [run_of[n] for n in joins[i]]
+            targets: list[Any] = [run_of[n] for n in joins[i]]
             flav = codes[i] & FLAVOUR_BITS
             if i and codes[i - 1] & FLAVOUR_BITS == flav:
                 targets.append(run_of[new[i - 1]])
@@ -431,8 +435,8 @@ class Counter:
         for off in self._zone:
             self._refresh(p + off)
 
-        sealed = []
-        seen = set()
+        sealed: list[Run] = []
+        seen: set[Any] = set()
         for c in new:
             rid = run_of[c]
             if rid not in seen:
@@ -451,9 +455,10 @@ class Counter:
                 self._freeze(r, refresh_places=False)
         return sealed
 
-    def _join(self, c: int, code: int, opens: int, targets: list[int]) -> None:
-        runs = self.runs
-        run_of = self.run_of
+    def _join(self, c: Any, code: int, opens: int, targets: list[Any]) -> None:
+        # Any: see ``place``.
+        runs: dict[Any, Run] = self.runs
+        run_of: dict[Any, Any] = self.run_of
         token = self._token
         roll = 1 if code & ROLL_BIT else 0
         owner = (code >> OWNER_SHIFT) - 1
@@ -465,7 +470,7 @@ class Counter:
             run_of[c] = c
             return
         rid = targets[0]
-        unique: set[int] = set()
+        unique: set[Any] = set()
         if len(targets) > 1:
             unique = set(targets)
             if len(unique) > 1:
