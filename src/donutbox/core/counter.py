@@ -334,8 +334,9 @@ class Counter:
         if g[i] or g[i + 1] or g[i + 1 + w] or g[i + w]:
             # (not ``places.pop(p, None)``: the compiled core calls that as
             # a Python method, ``in`` and ``del`` as C functions)
-            if p in self.places:
-                del self.places[p]
+            pb: Any = p  # boxed once (see ``place``)
+            if pb in self.places:
+                del self.places[pb]
             return
         key = 0
         v = g[i - 1]
@@ -514,11 +515,13 @@ class Counter:
         self._freeze(r, refresh_places=True)
 
     def _freeze(self, r: Run, refresh_places: bool) -> None:
-        cells = self.cells
-        run_of = self.run_of
-        rid = run_of[r.cells[0]]
+        # Any: see ``place``.
+        cells: dict[Any, int] = self.cells
+        run_of: dict[Any, Any] = self.run_of
+        members: list[Any] = r.cells
+        rid = run_of[members[0]]
         g = self._g
-        for c in r.cells:
+        for c in members:
             cells[c] |= DELIVERED_BIT
             g[self._index(c)] |= DELIVERED_BIT
             del run_of[c]

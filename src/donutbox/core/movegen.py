@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .counter import Counter
+from .counter import Counter, Run
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -150,11 +150,13 @@ _new_move = tuple.__new__
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
     """Box-its open to ``player``, each naming its run's first cell in reading order."""
-    box_ids = counter.box_ids
+    # Any: the run ids and cells stay the int objects they are (the
+    # compiled core would unbox and box each again).
+    box_ids: set[Any] = counter.box_ids
     if not box_ids:
         return []
-    firsts = []
-    runs = counter.runs
+    firsts: list[Any] = []
+    runs: dict[Any, Run] = counter.runs
     for rid in box_ids:
         r = runs[rid]
         if 2 * r.held[player] >= len(r.cells):
@@ -163,11 +165,11 @@ def box_moves(counter: Counter, player: int) -> list[Move]:
     return [_box_move(c) for c in firsts]
 
 
-def _box_move(c: int) -> Move:
+def _box_move(c: Any) -> Move:
     found = _BOX_MEMO.get(c)
     if found is None:
         found = _BOX_MEMO[c] = Move(BOX, "", *xy(c))
     return found
 
 
-_BOX_MEMO: Final[dict[int, Move]] = {}
+_BOX_MEMO: Final[dict[Any, Move]] = {}
