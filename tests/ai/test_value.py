@@ -86,14 +86,15 @@ def test_values_are_in_0_1_and_sum_to_1() -> None:
                 assert all(0.0 < v < 1.0 for v in values)
 
 
-def test_a_larger_score_lead_gives_a_larger_value() -> None:
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_larger_score_lead_gives_a_larger_value(players: int) -> None:
     checked = 0
     for seed in range(2):
-        for game in _games(seed):
+        for game in _games(seed, players):
             if game.finished:
                 continue
             s = game.scores
-            for p in (0, 1):
+            for p in range(players):
                 more = list(s)
                 more[p] += 5
                 ahead = _with(game, scores=more)
@@ -104,12 +105,16 @@ def test_a_larger_score_lead_gives_a_larger_value() -> None:
 
 def test_a_lead_late_in_the_game_counts_more_than_the_same_lead_early() -> None:
     # the same counter and scores (player 0 ahead by 10), more or fewer cards
-    # left: the nearer the end, the surer the win
+    # left: the nearer the end, the surer the win (and without the lead,
+    # the nearer the end, the surer the loss)
     game = Game.new(Rules(), 2, seed=3)
     ahead = _with(game, scores=[10, 0])
     late = _with(ahead, piles=[p[:2] for p in ahead.piles])
     assert late.cards_left < ahead.cards_left
-    assert win_values(late)[0] > win_values(ahead)[0] > 0.5
+    assert win_values(late)[0] > win_values(ahead)[0] > win_values(game)[0]
+    behind = _with(game, scores=[0, 10])
+    late_behind = _with(behind, piles=[p[:2] for p in behind.piles])
+    assert win_values(late_behind)[0] < win_values(behind)[0] < win_values(game)[0]
 
 
 def test_hidden_cards_do_not_change_the_value() -> None:

@@ -351,13 +351,10 @@ def _run(args: argparse.Namespace) -> int:
         "deal_seeds": f"{seeds[0]}-{seeds[-1]}" if seeds else "",
         "rules": "One Good Match, Squared Away (the defaults)",
         "agents": seat_counts,
-        "options": {
-            "epsilon": args.epsilon,
-            "mcts_every": args.mcts_every,
-            "mcts_iterations": args.mcts_iterations,
-            "l2": args.l2,
-            "held_out": f"every {HELD_OUT_EVERY}th game",
-        },
+        "agent_versions": sorted(
+            {f"{k}: {v}" for r in rows for k, v in r.get("agents", {}).items()}
+        ),
+        "fit": {"l2": args.l2, "held_out": f"every {HELD_OUT_EVERY}th game of each run"},
         "sources": list(args.sources or []),
         "commit": commit(),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

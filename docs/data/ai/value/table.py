@@ -54,7 +54,9 @@ def main() -> None:
                     s[i + 1] += (p - y) ** 2
             game.play(text)
     print(f"{len(rows)} held-out games")
-    print("| positions | n | fitted log-loss | squash-20 log-loss | fitted Brier | squash-20 Brier |")
+    print(
+        "| positions | n | fitted log-loss | squash-20 log-loss | fitted Brier | squash-20 Brier |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for key in ("all", *BUCKETS):
         if key not in stats:
