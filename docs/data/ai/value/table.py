@@ -35,6 +35,8 @@ def bucket(game: Game) -> str:
 def main() -> None:
     rows = [r for r in read_games(sys.argv[1:]) if r["held_out"]]
     stats: dict[str, list[float]] = {}  # name -> [n, ll_fit, br_fit, ll_base, br_base]
+    # calibration: per tenth of predicted value, [n, sum predicted, sum result]
+    bins = {leaf: [[0.0, 0.0, 0.0] for _ in range(10)] for leaf in ("fitted", "squash-20")}
     for row in rows:
         game = Game.new(Rules(), ["a", "b"], seed=row["seed"])
         winners = row["winners"]
@@ -45,6 +47,11 @@ def main() -> None:
             fit = win_values(game)[me]
             est = fast_scores(game)
             base = _squash(est[me] - est[1 - me], MARGIN_SCALE)
+            for leaf, p in (("fitted", fit), ("squash-20", base)):
+                b = bins[leaf][min(9, int(p * 10))]
+                b[0] += 1
+                b[1] += p
+                b[2] += y
             for key in ("all", bucket(game)):
                 s = stats.setdefault(key, [0.0] * 5)
                 s[0] += 1
@@ -63,6 +70,16 @@ def main() -> None:
             continue
         n, lf, bf, lb, bb = stats[key]
         print(f"| {key} | {int(n):,} | {lf / n:.4f} | {lb / n:.4f} | {bf / n:.4f} | {bb / n:.4f} |")
+    print()
+    print("Calibration: positions by predicted value; mean predicted / share won")
+    print("| predicted | fitted: n | predicted / won | squash-20: n | predicted / won |")
+    print("| --- | --- | --- | --- | --- |")
+    for i in range(10):
+        cells = []
+        for leaf in ("fitted", "squash-20"):
+            n, sp, sy = bins[leaf][i]
+            cells.append(f"{int(n):,} | {sp / n:.3f} / {sy / n:.3f}" if n else "0 | -")
+        print(f"| {i / 10:.1f}-{(i + 1) / 10:.1f} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":
