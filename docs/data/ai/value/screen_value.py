@@ -7,7 +7,11 @@ that a run stopped early still has paired rows.  The agents' generators are
 seeded as in ``donutbox.lab.match``; CPU time is ``time.process_time``.
 
     PYTHONPATH=src nice -n 10 python3 docs/data/ai/value/screen_value.py \
-        400 61500 50 docs/data/ai/value/screen-400.jsonl
+        400 61500 50 docs/data/ai/value/screen-400.jsonl [ARMS]
+
+ARMS: a comma-separated list (default ``fitted,current``); an arm
+``fitted-x0.35`` is the fitted leaf with the exploration constant 0.35
+instead of 0.7 (its values spread less: docs/ai.md).
 
 The fitted leaf is plugged in by subclassing ``MctsAgent`` and overriding
 ``_playout`` (``ai/mcts.py`` is not edited).
@@ -38,7 +42,12 @@ class FittedLeafMcts(MctsAgent):
 
 
 def build(arm: str, iterations: int) -> Agent:
-    kind = FittedLeafMcts if arm == "fitted" else MctsAgent
+    """``fitted`` or ``current``, optionally with another exploration
+    constant (``fitted-x0.35``: 0.35 instead of the default 0.7)."""
+    leaf, _, x = arm.partition("-x")
+    kind = FittedLeafMcts if leaf == "fitted" else MctsAgent
+    if x:
+        return kind(iterations=iterations, playout_depth=0, expand_samples=10, exploration=float(x))
     return kind(iterations=iterations, playout_depth=0, expand_samples=10)
 
 
@@ -61,10 +70,11 @@ def play(agents: list[Agent], seed: int) -> tuple[list[int], list[int], list[flo
 def main() -> None:
     out = sys.argv[4]
     iterations, seed0, deals = (int(a) for a in sys.argv[1:4])
+    arms = sys.argv[5].split(",") if len(sys.argv) > 5 else ["fitted", "current"]
     with open(out, "a") as f:
         for d in range(deals):
             seed = seed0 + d
-            for arm in ("fitted", "current"):
+            for arm in arms:
                 for seat_a in (0, 1):
                     a = build(arm, iterations)
                     b = make_agent("heuristic")
