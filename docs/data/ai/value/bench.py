@@ -58,20 +58,27 @@ class Recorder(MctsAgent):
         return super()._playout(world, rng)
 
 
-def leaves() -> list[Game]:
-    """The leaves of 300-iteration searches at plies 8, 16, 24, 32 and 40 of
-    a game between two ``heuristic`` agents (deal seed 400010)."""
+def searches() -> list[tuple[int, list[Game]]]:
+    """The searching player and the leaves of 300-iteration searches at
+    plies 8, 16, 24, 32 and 40 of a game between two ``heuristic`` agents
+    (deal seed 400010)."""
     game = Game.new(Rules(), 2, seed=400010)
     agent = make_agent("heuristic")
     rng = random.Random(1)
-    search = Recorder()
+    out = []
     while not game.finished:
         p = game.to_move
         assert p is not None
         if game.ply in (8, 16, 24, 32, 40):
+            search = Recorder()
             search.choose(game.view(p), random.Random(game.ply))
+            out.append((p, search.leaves))
         game.play(agent.choose(game.view(p), rng))
-    return search.leaves
+    return out
+
+
+def leaves() -> list[Game]:
+    return [w for _, found in searches() for w in found]
 
 
 def today(world: Game) -> list[float]:
