@@ -118,3 +118,17 @@ def test_bad_options_get_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     bad.write_text('{"seed": 1}\n')
     assert fit_value.main(["--from", str(bad)]) == 2
     assert "bad.jsonl:1: no 'seats'" in capsys.readouterr().err
+
+
+def test_a_test_set_is_saved_all_held_out_and_not_fitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    games = tmp_path / "test.jsonl"
+    out = tmp_path / "w.json"
+    args = ["--games", "2", "--seed", "303000", "--mcts-every", "0", "--test-only"]
+    assert fit_value.main([*args, "--save-games", str(games), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in games.read_text().splitlines()]
+    assert [r["held_out"] for r in rows] == [True, True]
+    assert not out.exists()
+    assert fit_value.main(args) == 2
+    assert "--test-only plays games for --save-games" in capsys.readouterr().err

@@ -25,7 +25,9 @@ seats alternating.
 ``--save-games FILE`` writes every game as one JSON row (seed, agents,
 moves, winners, held out or not); ``--from FILE ...`` fits from saved games
 (``.jsonl`` or ``.jsonl.gz``) instead of playing (replaying them is fast), so
-games played by several processes can be fitted together.
+games played by several processes can be fitted together.  ``--test-only``
+plays and saves games all marked held out, and fits nothing: a separate
+test set (``docs/data/ai/value/table.py`` reads the held-out games).
 """
 
 from __future__ import annotations
@@ -303,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--save-games", help="append each game's row (JSON lines) here")
     ap.add_argument("--from", dest="sources", nargs="+", help="fit from saved games, play none")
+    ap.add_argument(
+        "--test-only",
+        action="store_true",
+        help="play and save games all marked held out (a test set); fit nothing",
+    )
     args = ap.parse_args(argv)
     try:
         return _run(args)
@@ -317,6 +324,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.l2 < 0 or not math.isfinite(args.l2):
         raise InputError("--l2 must be a finite number >= 0")
     started = time.process_time()
+    if args.test_only and (args.sources or not args.save_games):
+        raise InputError("--test-only plays games for --save-games (and takes no --from)")
     if args.sources:
         rows = read_games(args.sources)
     else:
@@ -327,7 +336,7 @@ def _run(args: argparse.Namespace) -> int:
             for i in range(args.games):
                 seats = seats_of(i, args.mcts_every)
                 row = play_one(args.seed + i, seats, args.epsilon, args.mcts_iterations)
-                row["held_out"] = i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+                row["held_out"] = args.test_only or i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
                 row["agents"] = {
                     "heuristic": f"noisy heuristic, epsilon {args.epsilon}",
                     "mcts": f"mcts {args.mcts_iterations} iterations, depth 0, 10 samples",
@@ -340,6 +349,8 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             if save is not None:
                 save.close()
+    if args.test_only:
+        return 0  # a test set: the games are saved, nothing is fitted
     result = fit(rows, args.l2)
     seeds = sorted(r["seed"] for r in rows)
     seat_counts: dict[str, int] = {}
