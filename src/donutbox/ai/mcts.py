@@ -29,10 +29,11 @@ import time
 from collections.abc import Callable
 
 from ..core import Game, InputError, Move, PlayerView
+from ..core.moves import BOX, PLACE
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
 from .base import register
-from .fasteval import box_margin, fast_margin, fast_scores
+from .fasteval import PlaceEvaluator, box_margin, fast_margin, fast_scores
 from .simple import rank_moves
 
 EXPLORATION = 0.7
@@ -47,7 +48,7 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 
 
 class Node:
-    __slots__ = ("avail", "children", "move", "mover", "parent", "total", "visits")
+    __slots__ = ("avail", "children", "move", "mover", "parent", "sq", "total", "visits")
 
     def __init__(self, move: Move | None, parent: Node | None, mover: int) -> None:
         self.move = move
@@ -56,6 +57,7 @@ class Node:
         self.children: dict[Move, Node] = {}
         self.visits = 0
         self.total = 0.0
+        self.sq = 0.0  # sum of the squared values (for the confidence stop)
         self.avail = 1
 
 
@@ -78,6 +80,8 @@ class MctsAgent:
         stop_lead: float | None = None,
         min_iterations: int = 64,
         playout_samples: int = 1,
+        full_replies: int = 0,
+        stop_z: float | None = None,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -100,6 +104,19 @@ class MctsAgent:
         #: Moves a playout step chooses from (1: a random move; more: the best
         #: of that many sampled moves and the box-its, by the evaluation).
         self.playout_samples = playout_samples
+        if isinstance(full_replies, bool) or not isinstance(full_replies, int) or full_replies < 0:
+            raise InputError(f"full_replies must be a whole number >= 0, not {full_replies!r}")
+        #: Tree plies below the root (1: the first reply to our move) where a
+        #: new child is the best of *all* the legal moves in the sampled world
+        #: by the one-ply evaluation (the heuristic's choice), not the best of
+        #: ``expand_samples`` sampled ones.
+        self.full_replies = full_replies
+        if stop_z is not None and not (isinstance(stop_z, (int, float)) and 0.0 < stop_z < 100.0):
+            raise InputError(f"stop_z must be a number in (0, 100), not {stop_z!r}")
+        #: Confidence stop: stop when the most visited root move's mean value
+        #: exceeds every other candidate's by more than ``stop_z`` standard
+        #: errors of the difference (after ``min_iterations``).  None: never.
+        self.stop_z = stop_z
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -145,11 +162,14 @@ class MctsAgent:
             # opinion, worth ``prior_visits`` simulations, so that a small
             # budget never does worse than the heuristic alone.
             child.visits = self.prior_visits
-            child.total = self.prior_visits * _squash(value, self.margin_scale)
+            prior = _squash(value, self.margin_scale)
+            child.total = self.prior_visits * prior
+            child.sq = self.prior_visits * prior * prior
             root.visits += self.prior_visits
         deadline = None if self.seconds is None else start + self.seconds
         done = 0
         stop_lead = self.stop_lead
+        stop_z = self.stop_z
         while True:
             if self.iterations is not None and done >= self.iterations:
                 break
@@ -160,6 +180,13 @@ class MctsAgent:
                 and done >= self.min_iterations
                 and done % 16 == 0
                 and self._settled(root, done, now() - start, stop_lead)
+            ):
+                break
+            if (
+                stop_z is not None
+                and done >= self.min_iterations
+                and done % 16 == 0
+                and _clear(root, stop_z)
             ):
                 break
             self._iterate(root, view, rng)
@@ -193,6 +220,7 @@ class MctsAgent:
         world = sample_world(view, rng)
         explore = self.exploration
         node = root
+        depth = 0  # the tree ply of ``node`` (0: the root)
         while not world.finished:
             mover = world.to_move
             assert mover is not None
@@ -201,7 +229,10 @@ class MctsAgent:
             else:
                 legal = [c for c in node.children.values() if world.is_legal(c.move)]  # type: ignore[arg-type]
                 if len(node.children) < self.widening * math.sqrt(node.visits + 1) or not legal:
-                    move = self._candidate(world, rng)
+                    if depth <= self.full_replies:
+                        move = self._best_reply(world)
+                    else:
+                        move = self._candidate(world, rng)
                     child = node.children.get(move)
                     if child is None:
                         child = node.children[move] = Node(move, node, mover)
@@ -214,12 +245,41 @@ class MctsAgent:
                 c.avail += 1
             node = max(legal, key=lambda c: _ucb(c, rng, explore))
             world.play(node.move)  # type: ignore[arg-type]
+            depth += 1
         values = self._playout(world, rng)
         while node is not None:
             node.visits += 1
             if node.mover >= 0:
-                node.total += values[node.mover]
+                v = values[node.mover]
+                node.total += v
+                node.sq += v * v
             node = node.parent  # type: ignore[assignment]
+
+    def _best_reply(self, world: Game) -> Move:
+        """The move of the player to move in ``world`` after which the
+        one-ply evaluation is best for them (the heuristic agent's choice
+        with ``world``'s cards: placements estimated by ``PlaceEvaluator``,
+        within ``ESTIMATE_ERROR``; the first of equal ones)."""
+        mover = world.to_move
+        assert mover is not None
+        moves = world.legal_moves()
+        places = PlaceEvaluator(world, mover)
+        fast = places.applies
+        best = moves[0]
+        best_value = -math.inf
+        for move in moves:
+            kind = move.kind
+            if fast and kind == PLACE:
+                value = places.estimate(move)
+            elif kind == BOX:
+                value = box_margin(world, move, mover)
+            else:
+                g = world.copy()
+                g.play(move)
+                value = fast_margin(g, mover)
+            if value > best_value:
+                best, best_value = move, value
+        return best
 
     def _candidate(self, world: Game, rng: random.Random) -> Move:
         """A plausible move for the player to move: the best of a few sampled
@@ -266,6 +326,30 @@ class MctsAgent:
             other = max(e for q, e in enumerate(est) if q != p)
             out.append(_squash(est[p] - other, self.margin_scale))
         return out
+
+
+def _clear(root: Node, z: float) -> bool:
+    """Whether the most visited root move (``choose``'s pick) also has the
+    best mean value, ahead of every other candidate's by more than ``z``
+    standard errors of the difference of the two means."""
+    children = list(root.children.values())
+    if len(children) < 2:
+        return True
+    lead = max(children, key=lambda c: (c.visits, c.total))
+    n = lead.visits
+    mean = lead.total / n
+    var = max(lead.sq / n - mean * mean, 1e-6) / n
+    for c in children:
+        if c is lead:
+            continue
+        m = c.visits
+        other = c.total / m
+        diff = mean - other
+        if diff <= 0.0:
+            return False
+        if diff * diff <= z * z * (var + max(c.sq / m - other * other, 1e-6) / m):
+            return False
+    return True
 
 
 def _squash(margin: float, scale: float) -> float:
