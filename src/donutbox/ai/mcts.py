@@ -48,7 +48,17 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 
 
 class Node:
-    __slots__ = ("avail", "children", "move", "mover", "parent", "sq", "total", "visits")
+    __slots__ = (
+        "avail",
+        "children",
+        "move",
+        "mover",
+        "parent",
+        "replies",
+        "sq",
+        "total",
+        "visits",
+    )
 
     def __init__(self, move: Move | None, parent: Node | None, mover: int) -> None:
         self.move = move
@@ -59,6 +69,9 @@ class Node:
         self.total = 0.0
         self.sq = 0.0  # sum of the squared values (for the confidence stop)
         self.avail = 1
+        #: One-ply values of the moves tried here by ``_best_reply`` (the
+        #: same in every world: below).
+        self.replies: dict[Move, float] | None = None
 
 
 @register("mcts")
@@ -230,7 +243,7 @@ class MctsAgent:
                 legal = [c for c in node.children.values() if world.is_legal(c.move)]  # type: ignore[arg-type]
                 if len(node.children) < self.widening * math.sqrt(node.visits + 1) or not legal:
                     if depth <= self.full_replies:
-                        move = self._best_reply(world)
+                        move = self._best_reply(world, node)
                     else:
                         move = self._candidate(world, rng)
                     child = node.children.get(move)
@@ -255,28 +268,41 @@ class MctsAgent:
                 node.sq += v * v
             node = node.parent  # type: ignore[assignment]
 
-    def _best_reply(self, world: Game) -> Move:
+    def _best_reply(self, world: Game, node: Node) -> Move:
         """The move of the player to move in ``world`` after which the
         one-ply evaluation is best for them (the heuristic agent's choice
         with ``world``'s cards: placements estimated by ``PlaceEvaluator``,
-        within ``ESTIMATE_ERROR``; the first of equal ones)."""
+        within ``ESTIMATE_ERROR``; the first of equal ones).
+
+        The evaluation reads only public numbers (the counter, scores, the
+        sizes of trays and piles), which the moves from the root fix: a
+        move's value at ``node`` is the same in every world, so it is kept
+        in ``node.replies`` and only the legal moves (which depend on the
+        world's tray) are listed again."""
         mover = world.to_move
         assert mover is not None
+        known = node.replies
+        if known is None:
+            known = node.replies = {}
         moves = world.legal_moves()
-        places = PlaceEvaluator(world, mover)
-        fast = places.applies
+        places: PlaceEvaluator | None = None
         best = moves[0]
         best_value = -math.inf
         for move in moves:
-            kind = move.kind
-            if fast and kind == PLACE:
-                value = places.estimate(move)
-            elif kind == BOX:
-                value = box_margin(world, move, mover)
-            else:
-                g = world.copy()
-                g.play(move)
-                value = fast_margin(g, mover)
+            value = known.get(move)
+            if value is None:
+                kind = move.kind
+                if places is None:
+                    places = PlaceEvaluator(world, mover)
+                if places.applies and kind == PLACE:
+                    value = places.estimate(move)
+                elif kind == BOX:
+                    value = box_margin(world, move, mover)
+                else:
+                    g = world.copy()
+                    g.play(move)
+                    value = fast_margin(g, mover)
+                known[move] = value
             if value > best_value:
                 best, best_value = move, value
         return best
