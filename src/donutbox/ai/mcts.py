@@ -95,6 +95,7 @@ class MctsAgent:
         playout_samples: int = 1,
         full_replies: int = 0,
         stop_z: float | None = None,
+        stop_delta: float = 0.0,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -130,6 +131,13 @@ class MctsAgent:
         #: exceeds every other candidate's by more than ``stop_z`` standard
         #: errors of the difference (after ``min_iterations``).  None: never.
         self.stop_z = stop_z
+        if not (isinstance(stop_delta, (int, float)) and 0.0 <= stop_delta < 0.5):
+            raise InputError(f"stop_delta must be a number in [0, 0.5), not {stop_delta!r}")
+        #: With ``stop_z``: also stop when no other candidate can be better
+        #: than the most visited by more than ``stop_delta`` (in value, 0..1):
+        #: its mean minus the leader's, plus ``stop_z`` standard errors, is
+        #: below ``stop_delta`` for every candidate.  0: only a clear best.
+        self.stop_delta = float(stop_delta)
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -199,7 +207,7 @@ class MctsAgent:
                 stop_z is not None
                 and done >= self.min_iterations
                 and done % 16 == 0
-                and _clear(root, stop_z)
+                and _clear(root, stop_z, self.stop_delta)
             ):
                 break
             self._iterate(root, view, rng)
@@ -354,10 +362,12 @@ class MctsAgent:
         return out
 
 
-def _clear(root: Node, z: float) -> bool:
-    """Whether the most visited root move (``choose``'s pick) also has the
-    best mean value, ahead of every other candidate's by more than ``z``
-    standard errors of the difference of the two means."""
+def _clear(root: Node, z: float, delta: float) -> bool:
+    """Whether no other root candidate can be better than the most visited
+    (``choose``'s pick) by ``delta`` or more: for each, its mean value minus
+    the leader's, plus ``z`` standard errors of that difference, is below
+    ``delta`` (with ``delta`` 0: the leader has the best mean, ahead of
+    every other by more than ``z`` standard errors)."""
     children = list(root.children.values())
     if len(children) < 2:
         return True
@@ -370,10 +380,8 @@ def _clear(root: Node, z: float) -> bool:
             continue
         m = c.visits
         other = c.total / m
-        diff = mean - other
-        if diff <= 0.0:
-            return False
-        if diff * diff <= z * z * (var + max(c.sq / m - other * other, 1e-6) / m):
+        se = math.sqrt(var + max(c.sq / m - other * other, 1e-6) / m)
+        if other - mean + z * se >= delta:
             return False
     return True
 
