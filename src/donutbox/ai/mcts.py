@@ -33,7 +33,7 @@ from ..core.moves import BOX, PLACE
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
 from .base import register
-from .fasteval import PlaceEvaluator, box_margin, fast_margin, fast_scores
+from .fasteval import ESTIMATE_ERROR, PlaceEvaluator, box_margin, fast_margin, fast_scores
 from .simple import rank_moves
 
 EXPLORATION = 0.7
@@ -51,6 +51,7 @@ class Node:
     __slots__ = (
         "avail",
         "children",
+        "exact",
         "move",
         "mover",
         "parent",
@@ -72,6 +73,7 @@ class Node:
         #: One-ply values of the moves tried here by ``_best_reply`` (the
         #: same in every world: below).
         self.replies: dict[Move, float] | None = None
+        self.exact: dict[Move, float] | None = None
 
 
 @register("mcts")
@@ -278,9 +280,11 @@ class MctsAgent:
 
     def _best_reply(self, world: Game, node: Node) -> Move:
         """The move of the player to move in ``world`` after which the
-        one-ply evaluation is best for them (the heuristic agent's choice
-        with ``world``'s cards: placements estimated by ``PlaceEvaluator``,
-        within ``ESTIMATE_ERROR``; the first of equal ones).
+        one-ply evaluation is best for them: the heuristic agent's choice
+        with ``world``'s cards (as ``simple.best_moves``: placements
+        estimated by ``PlaceEvaluator``, those within twice
+        ``ESTIMATE_ERROR`` of the best evaluated exactly; the first of
+        equal ones).
 
         The evaluation reads only public numbers (the counter, scores, the
         sizes of trays and piles), which the moves from the root fix: a
@@ -294,14 +298,13 @@ class MctsAgent:
             known = node.replies = {}
         moves = world.legal_moves()
         places: PlaceEvaluator | None = None
-        best = moves[0]
-        best_value = -math.inf
+        values = []
         for move in moves:
             value = known.get(move)
             if value is None:
-                kind = move.kind
                 if places is None:
                     places = PlaceEvaluator(world, mover)
+                kind = move.kind
                 if places.applies and kind == PLACE:
                     value = places.estimate(move)
                 elif kind == BOX:
@@ -311,6 +314,26 @@ class MctsAgent:
                     g.play(move)
                     value = fast_margin(g, mover)
                 known[move] = value
+            values.append(value)
+        top = max(values)
+        close = [i for i, v in enumerate(values) if v >= top - 2 * ESTIMATE_ERROR]
+        if len(close) == 1:
+            return moves[close[0]]
+        # Estimates this close: the exact values decide (kept too).
+        exact = node.exact
+        if exact is None:
+            exact = node.exact = {}
+        best = moves[close[0]]
+        best_value = -math.inf
+        for i in close:
+            move = moves[i]
+            value = exact.get(move)
+            if value is None:
+                if places is None:
+                    places = PlaceEvaluator(world, mover)
+                exact_place = places.applies and move.kind == PLACE
+                value = places.margin(move) if exact_place else values[i]
+                exact[move] = value
             if value > best_value:
                 best, best_value = move, value
         return best
