@@ -35,6 +35,7 @@ from ..core.worlds import sample_world
 from .base import register
 from .fasteval import ESTIMATE_ERROR, PlaceEvaluator, box_margin, fast_margin, fast_scores
 from .simple import rank_moves
+from .value import win_values
 
 EXPLORATION = 0.7
 #: How often a playout move boxes a run when it can (sample_move never does).
@@ -44,6 +45,8 @@ MARGIN_SCALE = 20.0
 #: How the ``seconds`` budget is measured: ``wall`` (elapsed time, for
 #: interactive play) or ``cpu`` (CPU time of the searching thread, so that a
 #: loaded machine does not weaken the agent: for benchmarks and the lab).
+#: Leaf evaluations (the ``leaf`` option).
+LEAVES = ("margin", "fitted")
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
 
 
@@ -98,6 +101,7 @@ class MctsAgent:
         full_replies: int = 0,
         stop_z: float | None = None,
         stop_delta: float = 0.0,
+        leaf: str = "margin",
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -140,6 +144,12 @@ class MctsAgent:
         #: its mean minus the leader's, plus ``stop_z`` standard errors, is
         #: below ``stop_delta`` for every candidate.  0: only a clear best.
         self.stop_delta = float(stop_delta)
+        if leaf not in LEAVES:
+            raise InputError(f"leaf must be one of {', '.join(LEAVES)}, not {str(leaf)[:40]!r}")
+        #: How a leaf is scored: ``margin`` (the squashed expected-score
+        #: margin of ``fasteval``) or ``fitted`` (``value.win_values``: each
+        #: player's winning chance, fitted on self-play outcomes).
+        self.leaf = leaf
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -179,13 +189,20 @@ class MctsAgent:
         if include is not None and all(m != include for _, m in candidates):
             candidates += [(v, m) for v, m in ranked if m == include]
         root = Node(None, None, -1)
+        world = sample_world(view, rng) if self.leaf == "fitted" else None
         for value, move in candidates:
             child = root.children[move] = Node(move, root, view.player)
             # Prior knowledge: start each candidate from the heuristic's
             # opinion, worth ``prior_visits`` simulations, so that a small
-            # budget never does worse than the heuristic alone.
+            # budget never does worse than the heuristic alone (with the
+            # fitted leaf: that evaluation of the position after the move).
             child.visits = self.prior_visits
-            prior = _squash(value, self.margin_scale)
+            if world is not None:
+                after = world.copy()
+                after.play(move)
+                prior = win_values(after)[view.player]
+            else:
+                prior = _squash(value, self.margin_scale)
             child.total = self.prior_visits * prior
             child.sq = self.prior_visits * prior * prior
             root.visits += self.prior_visits
@@ -376,6 +393,8 @@ class MctsAgent:
                 continue
             boxes = world.box_moves() if rng.random() < BOX_RATE else None
             world.play(boxes[rng.randrange(len(boxes))] if boxes else sample_move(world, rng))
+        if self.leaf == "fitted":
+            return win_values(world)
         est = fast_scores(world)
         n = len(est)
         out = []
