@@ -46,6 +46,16 @@ def _hard(**options: object) -> MctsAgent:
     return agent
 
 
+def test_the_level_is_version_3() -> None:
+    hard = _hard()
+    assert (hard.seconds, hard.iterations, hard.root_width) == (1.0, None, 16)
+    assert (hard.playout_depth, hard.expand_samples, hard.full_replies) == (0, 10, 1)
+    assert (hard.stop_z, hard.stop_delta, hard.stop_lead, hard.leaf) == (2.0, 0.02, None, "margin")
+    previous = make_agent("mcts")  # the hard level before version 2: the defaults
+    assert isinstance(previous, MctsAgent)
+    assert (previous.full_replies, previous.stop_z, previous.playout_depth) == (0, None, 2)
+
+
 def test_hard_sees_only_its_players_view() -> None:
     a, b = _twin_games()
     assert a.trays[1] != b.trays[1]
@@ -219,6 +229,8 @@ def test_confidence_stop_fires_when_one_move_is_clearly_best() -> None:
         ("stop_delta", -0.01),
         ("stop_delta", 0.5),
         ("stop_delta", None),
+        ("leaf", "oracle"),
+        ("leaf", None),
     ],
 )
 def test_bad_search_options_are_refused_in_one_line(option: str, value: object) -> None:
