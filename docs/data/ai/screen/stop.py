@@ -59,6 +59,10 @@ def main() -> None:
                     m_full, t_full, values = timed(full, view, 1)
                     m_early, t_early, _ = timed(early, view, 1)
                     m_other, _, _ = timed(other, view, 2)
+                    early2 = MctsAgent(
+                        iterations=iterations, seconds=None, stop_z=z, stop_delta=delta, **options
+                    )
+                    m_early2, _, _ = timed(early2, view, 2)
                     best = values[str(m_full)]
                     row = {
                         "seed": seed,
@@ -66,9 +70,12 @@ def main() -> None:
                         "full": str(m_full),
                         "early": str(m_early),
                         "other": str(m_other),
+                        "early2": str(m_early2),
                         "early_iterations": early.last_iterations,
                         "loss_early": round(best - values.get(str(m_early), 0.0), 4),
                         "loss_other": round(best - values.get(str(m_other), 0.0), 4),
+                        "loss_early2": round(best - values.get(str(m_early2), 0.0), 4),
+                        "early2_iterations": early2.last_iterations,
                         "cpu_full": round(t_full, 3),
                         "cpu_early": round(t_early, 3),
                     }
