@@ -237,3 +237,13 @@ def test_bad_search_options_are_refused_in_one_line(option: str, value: object) 
     with pytest.raises(InputError, match=option) as info:
         MctsAgent(**{option: value})  # type: ignore[arg-type]
     assert "\n" not in str(info.value)
+
+
+def test_confidence_stop_waits_for_every_candidate_without_a_prior() -> None:
+    # With no prior visits a candidate may have no value yet, or one (no
+    # spread to judge it by): no stop then.
+    view = _mover_view(_heuristic_game(13, 12))
+    agent = MctsAgent(iterations=200, prior_visits=0, stop_z=2.0, min_iterations=16)
+    assert agent.choose(view, random.Random(1)) in view.legal_moves()
+    # 16 candidates, each needs two visits before the stop can fire
+    assert 16 < agent.last_iterations <= 200

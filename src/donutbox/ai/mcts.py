@@ -13,8 +13,17 @@ UCB exploration term: Cowling, Powley & Whitehouse 2012).
   child is the best of a few moves drawn by ``sample_move`` (no full move
   list) and every possible box-it, judged by the evaluation
   (``fasteval.py``: the heuristic's numbers, computed faster).
+  With ``full_replies`` N, a new child in the first N plies below the root
+  is instead the best of *all* the legal moves by the one-ply evaluation
+  (the heuristic's choice with the sampled cards; each node keeps its
+  moves' values, which do not depend on the hidden cards).
 - Playouts: ``playout_depth`` (2) sampled moves, then the position is scored by
-  the heuristic evaluation: a squashed expected-score margin per player.
+  the heuristic evaluation: a squashed expected-score margin per player
+  (``leaf="fitted"``: ``value.win_values``, fitted on self-play outcomes).
+- Early stopping (off by default): ``stop_lead`` (when the choice can no
+  longer change) or ``stop_z`` / ``stop_delta`` (when no candidate can be
+  better than the choice by ``stop_delta`` in value, with ``stop_z``
+  standard errors to spare).
 
 Budget: ``seconds`` or ``iterations``, whichever is given.  ``clock`` says how
 seconds are measured: ``wall`` (default, for interactive play) or ``cpu``
@@ -45,9 +54,9 @@ MARGIN_SCALE = 20.0
 #: How the ``seconds`` budget is measured: ``wall`` (elapsed time, for
 #: interactive play) or ``cpu`` (CPU time of the searching thread, so that a
 #: loaded machine does not weaken the agent: for benchmarks and the lab).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
 #: Leaf evaluations (the ``leaf`` option).
 LEAVES = ("margin", "fitted")
-CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
 
 
 class Node:
@@ -415,6 +424,8 @@ def _clear(root: Node, z: float, delta: float) -> bool:
         return True
     lead = max(children, key=lambda c: (c.visits, c.total))
     n = lead.visits
+    if any(c.visits < 2 for c in children):  # no spread yet (prior_visits=0)
+        return False
     mean = lead.total / n
     var = max(lead.sq / n - mean * mean, 1e-6) / n
     for c in children:
