@@ -9,8 +9,10 @@ import pytest
 
 import donutbox
 from donutbox.ai import make_agent
-from donutbox.ai.mcts import MctsAgent
-from donutbox.core import STANDARD_DECK
+from donutbox.ai.mcts import MctsAgent, Node
+from donutbox.ai.simple import best_moves
+from donutbox.core import STANDARD_DECK, InputError
+from donutbox.core.worlds import sample_world
 
 
 def _twin_games() -> tuple[donutbox.Game, donutbox.Game]:
@@ -42,6 +44,16 @@ def _hard(**options: object) -> MctsAgent:
     agent = make_agent("hard", **options)
     assert isinstance(agent, MctsAgent)
     return agent
+
+
+def test_the_level_is_version_3() -> None:
+    hard = _hard()
+    assert (hard.seconds, hard.iterations, hard.root_width) == (1.0, None, 16)
+    assert (hard.playout_depth, hard.expand_samples, hard.full_replies) == (0, 10, 1)
+    assert (hard.stop_z, hard.stop_delta, hard.stop_lead, hard.leaf) == (2.0, 0.02, None, "margin")
+    previous = make_agent("mcts")  # the hard level before version 2: the defaults
+    assert isinstance(previous, MctsAgent)
+    assert (previous.full_replies, previous.stop_z, previous.playout_depth) == (0, None, 2)
 
 
 def test_hard_sees_only_its_players_view() -> None:
@@ -117,3 +129,121 @@ def test_bad_early_stop_option_is_refused() -> None:
         MctsAgent(stop_lead=0.0)
     with pytest.raises(ValueError, match="stop_lead"):
         MctsAgent(stop_lead=1.5)
+
+
+def _heuristic_game(seed: int, plies: int) -> donutbox.Game:
+    game = donutbox.Game.new(donutbox.Rules(), 2, seed=seed)
+    for _ in range(plies):
+        game.play(make_agent("heuristic").choose(game.view(game.to_move), random.Random(0)))  # type: ignore[arg-type]
+    return game
+
+
+def _mover_view(game: donutbox.Game) -> donutbox.PlayerView:
+    assert game.to_move is not None
+    return game.view(game.to_move)
+
+
+def test_a_full_reply_is_the_heuristics_choice() -> None:
+    # full_replies: a new child in the tree is the move the one-ply
+    # heuristic would choose with the sampled world's cards.
+    agent = MctsAgent(iterations=10, full_replies=1)
+    game = donutbox.Game.new(donutbox.Rules(), 2, seed=8)
+    for ply in range(30):
+        p = game.to_move
+        assert p is not None
+        moves = game.legal_moves()
+        node = Node(None, None, -1)
+        reply = agent._best_reply(game, node)
+        assert reply in best_moves(game.view(p), moves, random.Random(ply))
+        assert node.replies is not None and set(node.replies) == set(moves)
+        assert agent._best_reply(game, node) == reply  # from the kept values
+        game.play(reply)
+
+
+def test_reply_values_do_not_depend_on_the_hidden_cards() -> None:
+    # The reason full replies keep each node's move values: after the same
+    # moves, two worlds with different hidden cards give every move both
+    # can play the same one-ply value.
+    view = _mover_view(_heuristic_game(5, 9))
+    assert view.player == 1
+    ours = view.legal_moves()[3]
+    rng = random.Random(4)
+    worlds = [sample_world(view, rng) for _ in range(6)]
+    agent = MctsAgent(iterations=10, full_replies=1)
+    node = Node(None, None, -1)
+    checked = 0
+    for world in worlds:
+        world.play(ours)
+        assert world.to_move == 0
+        fresh = Node(None, None, -1)
+        agent._best_reply(world, fresh)
+        assert fresh.replies is not None
+        if node.replies is None:
+            node.replies = dict(fresh.replies)
+            continue
+        common = set(fresh.replies) & set(node.replies)
+        assert common
+        assert all(fresh.replies[m] == node.replies[m] for m in common)
+        checked += len(common)
+    assert checked > 50
+    assert len({tuple(sorted(w.trays[0])) for w in worlds}) > 1  # the worlds differ
+
+
+def test_confidence_stop_fires_when_one_move_is_clearly_best() -> None:
+    options: dict[str, object] = {
+        "iterations": 600,
+        "playout_depth": 0,
+        "expand_samples": 10,
+        "full_replies": 1,
+        "min_iterations": 128,
+    }
+    clear = _mover_view(_heuristic_game(13, 12))
+    full = MctsAgent(**options)  # type: ignore[arg-type]
+    early = MctsAgent(stop_z=3.0, **options)  # type: ignore[arg-type]
+    assert full.choose(clear, random.Random(1)) == early.choose(clear, random.Random(1))
+    assert full.last_iterations == 600
+    assert 128 <= early.last_iterations < 400
+    # Near-equal best moves (two rotations of one card, 0.02 apart in
+    # value): no clear best, the whole budget is spent; with a tolerance of
+    # 0.05 in value the search may stop once no move can be better than its
+    # choice by that much.
+    close = _mover_view(_heuristic_game(13, 21))
+    early = MctsAgent(stop_z=3.0, **options)  # type: ignore[arg-type]
+    early.choose(close, random.Random(1))
+    assert early.last_iterations == 600
+    tolerant = MctsAgent(stop_z=3.0, stop_delta=0.05, **options)  # type: ignore[arg-type]
+    tolerant.choose(close, random.Random(1))
+    assert tolerant.last_iterations < 600
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("full_replies", -1),
+        ("full_replies", 1.5),
+        ("full_replies", True),
+        ("full_replies", "2"),
+        ("stop_z", 0),
+        ("stop_z", -1.0),
+        ("stop_z", "3"),
+        ("stop_delta", -0.01),
+        ("stop_delta", 0.5),
+        ("stop_delta", None),
+        ("leaf", "oracle"),
+        ("leaf", None),
+    ],
+)
+def test_bad_search_options_are_refused_in_one_line(option: str, value: object) -> None:
+    with pytest.raises(InputError, match=option) as info:
+        MctsAgent(**{option: value})  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+
+
+def test_confidence_stop_waits_for_every_candidate_without_a_prior() -> None:
+    # With no prior visits a candidate may have no value yet, or one (no
+    # spread to judge it by): no stop then.
+    view = _mover_view(_heuristic_game(13, 12))
+    agent = MctsAgent(iterations=200, prior_visits=0, stop_z=2.0, min_iterations=16)
+    assert agent.choose(view, random.Random(1)) in view.legal_moves()
+    # 16 candidates, each needs two visits before the stop can fire
+    assert 16 < agent.last_iterations <= 200

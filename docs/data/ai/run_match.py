@@ -10,7 +10,10 @@ for a search, iterations, which ``donutbox sim`` does not report.
 
     PYTHONPATH=src python3 docs/data/ai/run_match.py hard heuristic 1.0 70001 40 OUT.jsonl
 
-Rows are appended as games finish (a run can be resumed with a later seed).
+Rows are appended as games finish.  A game (deal seed, seats) already in
+OUT is skipped, so a stopped run can be restarted with the same command
+(in a later session too), and two processes can split a seed range by
+giving them disjoint ranges (SEED, N) and the same or different OUT files.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import random
 import sys
 import time
+from pathlib import Path
 
 from donutbox.ai import agent_info, make_agent
 from donutbox.core import Game, Rules
@@ -57,12 +61,23 @@ def play(seats: list[str], seed: int, seconds: float) -> dict[str, object]:
     }
 
 
+def played(out: Path) -> set[tuple[int, tuple[str, ...]]]:
+    """The (deal seed, seats) of the games already in ``out``."""
+    if not out.exists():
+        return set()
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    return {(r["seed"], tuple(r["seats"])) for r in rows}
+
+
 def main() -> None:
     a, b, seconds, seed0, games, out = sys.argv[1:7]
+    done = played(Path(out))
     with open(out, "a") as f:
         for i in range(int(games)):
             seed = int(seed0) + i // 2
             seats = [a, b] if i % 2 == 0 else [b, a]
+            if (seed, tuple(seats)) in done:
+                continue
             f.write(json.dumps(play(seats, seed, float(seconds))) + "\n")
             f.flush()
 

@@ -27,6 +27,7 @@ def summarize(path: Path) -> str:
             wins += r["win_a"]
             cpu += r["cpu_a"]
             moves += r["moves_a"]
+            iterations += r.get("iter_a", 0)
             continue
         a = r["seats"].index(rows[0]["seats"][0])
         if a in r["winners"]:

@@ -94,16 +94,20 @@ _PLAIN = (
     ),
 )
 
-#: The options of the ``hard`` level (version 2, docs/ai.md "Strength"): the
-#: MCTS agent scoring leaves without random playout moves, modelling each
-#: reply in the tree as the best of 10 sampled moves and the box-its (not 4),
-#: and stopping early once its choice can no longer change.  ``mcts`` with its defaults and one
-#: second is the previous hard level.
+#: The options of the ``hard`` level (version 3, docs/ai.md "Strength"): the
+#: MCTS agent scoring leaves without random playout moves; the opponent's
+#: first reply in the tree is the move the one-ply heuristic would choose
+#: with the sampled world's cards (deeper replies: the best of 10 sampled
+#: moves and the box-its); the search stops early once no candidate can be
+#: better than its choice by 0.02 in value (2 standard errors).  ``mcts``
+#: with its defaults and one second is the hard level of before version 2.
 HARD_OPTIONS: dict[str, Any] = {
     "seconds": DEFAULT_SECONDS,
     "playout_depth": 0,
     "expand_samples": 10,
-    "stop_lead": 1.0,
+    "full_replies": 1,
+    "stop_z": 2.0,
+    "stop_delta": 0.02,
 }
 
 #: The difficulty levels, easiest first: each is a plain agent with options.

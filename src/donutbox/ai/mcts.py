@@ -13,8 +13,17 @@ UCB exploration term: Cowling, Powley & Whitehouse 2012).
   child is the best of a few moves drawn by ``sample_move`` (no full move
   list) and every possible box-it, judged by the evaluation
   (``fasteval.py``: the heuristic's numbers, computed faster).
+  With ``full_replies`` N, a new child in the first N plies below the root
+  is instead the best of *all* the legal moves by the one-ply evaluation
+  (the heuristic's choice with the sampled cards; each node keeps its
+  moves' values, which do not depend on the hidden cards).
 - Playouts: ``playout_depth`` (2) sampled moves, then the position is scored by
-  the heuristic evaluation: a squashed expected-score margin per player.
+  the heuristic evaluation: a squashed expected-score margin per player
+  (``leaf="fitted"``: ``value.win_values``, fitted on self-play outcomes).
+- Early stopping (off by default): ``stop_lead`` (when the choice can no
+  longer change) or ``stop_z`` / ``stop_delta`` (when no candidate can be
+  better than the choice by ``stop_delta`` in value, with ``stop_z``
+  standard errors to spare).
 
 Budget: ``seconds`` or ``iterations``, whichever is given.  ``clock`` says how
 seconds are measured: ``wall`` (default, for interactive play) or ``cpu``
@@ -29,11 +38,13 @@ import time
 from collections.abc import Callable
 
 from ..core import Game, InputError, Move, PlayerView
+from ..core.moves import BOX, PLACE
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
 from .base import register
-from .fasteval import box_margin, fast_margin, fast_scores
+from .fasteval import ESTIMATE_ERROR, PlaceEvaluator, box_margin, fast_margin, fast_scores
 from .simple import rank_moves
+from .value import win_values
 
 EXPLORATION = 0.7
 #: How often a playout move boxes a run when it can (sample_move never does).
@@ -44,10 +55,23 @@ MARGIN_SCALE = 20.0
 #: interactive play) or ``cpu`` (CPU time of the searching thread, so that a
 #: loaded machine does not weaken the agent: for benchmarks and the lab).
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+#: Leaf evaluations (the ``leaf`` option).
+LEAVES = ("margin", "fitted")
 
 
 class Node:
-    __slots__ = ("avail", "children", "move", "mover", "parent", "total", "visits")
+    __slots__ = (
+        "avail",
+        "children",
+        "exact",
+        "move",
+        "mover",
+        "parent",
+        "replies",
+        "sq",
+        "total",
+        "visits",
+    )
 
     def __init__(self, move: Move | None, parent: Node | None, mover: int) -> None:
         self.move = move
@@ -56,7 +80,12 @@ class Node:
         self.children: dict[Move, Node] = {}
         self.visits = 0
         self.total = 0.0
+        self.sq = 0.0  # sum of the squared values (for the confidence stop)
         self.avail = 1
+        #: One-ply values of the moves tried here by ``_best_reply`` (the
+        #: same in every world: below).
+        self.replies: dict[Move, float] | None = None
+        self.exact: dict[Move, float] | None = None
 
 
 @register("mcts")
@@ -78,6 +107,10 @@ class MctsAgent:
         stop_lead: float | None = None,
         min_iterations: int = 64,
         playout_samples: int = 1,
+        full_replies: int = 0,
+        stop_z: float | None = None,
+        stop_delta: float = 0.0,
+        leaf: str = "margin",
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -100,6 +133,32 @@ class MctsAgent:
         #: Moves a playout step chooses from (1: a random move; more: the best
         #: of that many sampled moves and the box-its, by the evaluation).
         self.playout_samples = playout_samples
+        if isinstance(full_replies, bool) or not isinstance(full_replies, int) or full_replies < 0:
+            raise InputError(f"full_replies must be a whole number >= 0, not {full_replies!r}")
+        #: Tree plies below the root (1: the first reply to our move) where a
+        #: new child is the best of *all* the legal moves in the sampled world
+        #: by the one-ply evaluation (the heuristic's choice), not the best of
+        #: ``expand_samples`` sampled ones.
+        self.full_replies = full_replies
+        if stop_z is not None and not (isinstance(stop_z, (int, float)) and 0.0 < stop_z < 100.0):
+            raise InputError(f"stop_z must be a number in (0, 100), not {stop_z!r}")
+        #: Confidence stop: stop when the most visited root move's mean value
+        #: exceeds every other candidate's by more than ``stop_z`` standard
+        #: errors of the difference (after ``min_iterations``).  None: never.
+        self.stop_z = stop_z
+        if not (isinstance(stop_delta, (int, float)) and 0.0 <= stop_delta < 0.5):
+            raise InputError(f"stop_delta must be a number in [0, 0.5), not {stop_delta!r}")
+        #: With ``stop_z``: also stop when no other candidate can be better
+        #: than the most visited by more than ``stop_delta`` (in value, 0..1):
+        #: its mean minus the leader's, plus ``stop_z`` standard errors, is
+        #: below ``stop_delta`` for every candidate.  0: only a clear best.
+        self.stop_delta = float(stop_delta)
+        if leaf not in LEAVES:
+            raise InputError(f"leaf must be one of {', '.join(LEAVES)}, not {str(leaf)[:40]!r}")
+        #: How a leaf is scored: ``margin`` (the squashed expected-score
+        #: margin of ``fasteval``) or ``fitted`` (``value.win_values``: each
+        #: player's winning chance, fitted on self-play outcomes).
+        self.leaf = leaf
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -139,17 +198,27 @@ class MctsAgent:
         if include is not None and all(m != include for _, m in candidates):
             candidates += [(v, m) for v, m in ranked if m == include]
         root = Node(None, None, -1)
+        world = sample_world(view, rng) if self.leaf == "fitted" else None
         for value, move in candidates:
             child = root.children[move] = Node(move, root, view.player)
             # Prior knowledge: start each candidate from the heuristic's
             # opinion, worth ``prior_visits`` simulations, so that a small
-            # budget never does worse than the heuristic alone.
+            # budget never does worse than the heuristic alone (with the
+            # fitted leaf: that evaluation of the position after the move).
             child.visits = self.prior_visits
-            child.total = self.prior_visits * _squash(value, self.margin_scale)
+            if world is not None:
+                after = world.copy()
+                after.play(move)
+                prior = win_values(after)[view.player]
+            else:
+                prior = _squash(value, self.margin_scale)
+            child.total = self.prior_visits * prior
+            child.sq = self.prior_visits * prior * prior
             root.visits += self.prior_visits
         deadline = None if self.seconds is None else start + self.seconds
         done = 0
         stop_lead = self.stop_lead
+        stop_z = self.stop_z
         while True:
             if self.iterations is not None and done >= self.iterations:
                 break
@@ -160,6 +229,13 @@ class MctsAgent:
                 and done >= self.min_iterations
                 and done % 16 == 0
                 and self._settled(root, done, now() - start, stop_lead)
+            ):
+                break
+            if (
+                stop_z is not None
+                and done >= self.min_iterations
+                and done % 16 == 0
+                and _clear(root, stop_z, self.stop_delta)
             ):
                 break
             self._iterate(root, view, rng)
@@ -193,6 +269,7 @@ class MctsAgent:
         world = sample_world(view, rng)
         explore = self.exploration
         node = root
+        depth = 0  # the tree ply of ``node`` (0: the root)
         while not world.finished:
             mover = world.to_move
             assert mover is not None
@@ -201,7 +278,10 @@ class MctsAgent:
             else:
                 legal = [c for c in node.children.values() if world.is_legal(c.move)]  # type: ignore[arg-type]
                 if len(node.children) < self.widening * math.sqrt(node.visits + 1) or not legal:
-                    move = self._candidate(world, rng)
+                    if depth <= self.full_replies:
+                        move = self._best_reply(world, node)
+                    else:
+                        move = self._candidate(world, rng)
                     child = node.children.get(move)
                     if child is None:
                         child = node.children[move] = Node(move, node, mover)
@@ -214,12 +294,75 @@ class MctsAgent:
                 c.avail += 1
             node = max(legal, key=lambda c: _ucb(c, rng, explore))
             world.play(node.move)  # type: ignore[arg-type]
+            depth += 1
         values = self._playout(world, rng)
         while node is not None:
             node.visits += 1
             if node.mover >= 0:
-                node.total += values[node.mover]
+                v = values[node.mover]
+                node.total += v
+                node.sq += v * v
             node = node.parent  # type: ignore[assignment]
+
+    def _best_reply(self, world: Game, node: Node) -> Move:
+        """The move of the player to move in ``world`` after which the
+        one-ply evaluation is best for them: the heuristic agent's choice
+        with ``world``'s cards (as ``simple.best_moves``: placements
+        estimated by ``PlaceEvaluator``, those within twice
+        ``ESTIMATE_ERROR`` of the best evaluated exactly; the first of
+        equal ones).
+
+        The evaluation reads only public numbers (the counter, scores, the
+        sizes of trays and piles), which the moves from the root fix: a
+        move's value at ``node`` is the same in every world, so it is kept
+        in ``node.replies`` and only the legal moves (which depend on the
+        world's tray) are listed again."""
+        mover = world.to_move
+        assert mover is not None
+        known = node.replies
+        if known is None:
+            known = node.replies = {}
+        moves = world.legal_moves()
+        places: PlaceEvaluator | None = None
+        values = []
+        for move in moves:
+            value = known.get(move)
+            if value is None:
+                if places is None:
+                    places = PlaceEvaluator(world, mover)
+                kind = move.kind
+                if places.applies and kind == PLACE:
+                    value = places.estimate(move)
+                elif kind == BOX:
+                    value = box_margin(world, move, mover)
+                else:
+                    g = world.copy()
+                    g.play(move)
+                    value = fast_margin(g, mover)
+                known[move] = value
+            values.append(value)
+        top = max(values)
+        close = [i for i, v in enumerate(values) if v >= top - 2 * ESTIMATE_ERROR]
+        if len(close) == 1:
+            return moves[close[0]]
+        # Estimates this close: the exact values decide (kept too).
+        exact = node.exact
+        if exact is None:
+            exact = node.exact = {}
+        best = moves[close[0]]
+        best_value = -math.inf
+        for i in close:
+            move = moves[i]
+            value = exact.get(move)
+            if value is None:
+                if places is None:
+                    places = PlaceEvaluator(world, mover)
+                exact_place = places.applies and move.kind == PLACE
+                value = places.margin(move) if exact_place else values[i]
+                exact[move] = value
+            if value > best_value:
+                best, best_value = move, value
+        return best
 
     def _candidate(self, world: Game, rng: random.Random) -> Move:
         """A plausible move for the player to move: the best of a few sampled
@@ -259,6 +402,8 @@ class MctsAgent:
                 continue
             boxes = world.box_moves() if rng.random() < BOX_RATE else None
             world.play(boxes[rng.randrange(len(boxes))] if boxes else sample_move(world, rng))
+        if self.leaf == "fitted":
+            return win_values(world)
         est = fast_scores(world)
         n = len(est)
         out = []
@@ -266,6 +411,32 @@ class MctsAgent:
             other = max(e for q, e in enumerate(est) if q != p)
             out.append(_squash(est[p] - other, self.margin_scale))
         return out
+
+
+def _clear(root: Node, z: float, delta: float) -> bool:
+    """Whether no other root candidate can be better than the most visited
+    (``choose``'s pick) by ``delta`` or more: for each, its mean value minus
+    the leader's, plus ``z`` standard errors of that difference, is below
+    ``delta`` (with ``delta`` 0: the leader has the best mean, ahead of
+    every other by more than ``z`` standard errors)."""
+    children = list(root.children.values())
+    if len(children) < 2:
+        return True
+    lead = max(children, key=lambda c: (c.visits, c.total))
+    n = lead.visits
+    if any(c.visits < 2 for c in children):  # no spread yet (prior_visits=0)
+        return False
+    mean = lead.total / n
+    var = max(lead.sq / n - mean * mean, 1e-6) / n
+    for c in children:
+        if c is lead:
+            continue
+        m = c.visits
+        other = c.total / m
+        se = math.sqrt(var + max(c.sq / m - other * other, 1e-6) / m)
+        if other - mean + z * se >= delta:
+            return False
+    return True
 
 
 def _squash(margin: float, scale: float) -> float:
