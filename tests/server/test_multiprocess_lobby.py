@@ -49,15 +49,28 @@ def _database(name: str) -> str:
     return base.rsplit("/", 1)[0] + "/" + name
 
 
-@pytest.fixture(scope="module")
-def fresh_db() -> Iterator[str]:
-    """A database of this module's own on the test server."""
+def _new_database() -> Iterator[str]:
     name = f"lobby_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(_admin_url(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     yield _database(name)
     with psycopg.connect(_admin_url(), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def fresh_db() -> Iterator[str]:
+    """A database of this module's own on the test server."""
+    yield from _new_database()
+
+
+@pytest.fixture
+def quiet_db() -> Iterator[str]:
+    """A database no process serves: no lobby ticker (``pair_waiting``,
+    every ``TICK_SECONDS``) pairs the players a test queues itself.  (The
+    ``two`` processes, once started, serve ``fresh_db`` until the module's
+    end: their tickers would take groups out of a test's queue.)"""
+    yield from _new_database()
 
 
 @pytest.fixture(scope="module")
@@ -421,14 +434,14 @@ def _at_once(work: list[Any]) -> list[Any]:
     return out
 
 
-def test_eight_threads_racing_on_postgresql_never_share_a_seat_or_a_match(fresh_db: str) -> None:
+def test_eight_threads_racing_on_postgresql_never_share_a_seat_or_a_match(quiet_db: str) -> None:
     """The lobby's transactions themselves, eight at once on PostgreSQL
     (more at once than two processes make): a four-seat table gets exactly
     three more players and one game to make, ten times; eight players
     queueing and pairing at once are paired once each, five times."""
     from donutbox.server.errors import Conflict, NoSuchGame
 
-    store, users = _users(fresh_db, 9)
+    store, users = _users(quiet_db, 9)
     host, rest = users[0], users[1:]
     for _ in range(10):
         t = store.open_table(host, {}, "o", "x", 4, None, True, False)
