@@ -313,10 +313,15 @@ def test_an_absent_player_is_marked_and_long_names_are_cut(live: str, chromium: 
     expect(name).to_have_attribute("title", long)
     expect(name).to_have_text(long)  # the accessible name is the whole name
     # Cut with an ellipsis once laid out (waited for: a one-off check raced
-    # the layout on a busy machine).
+    # the layout on a busy machine).  The cell is looked up afresh on every
+    # try: a handle taken once goes stale when a new state redraws the table
+    # (a detached cell has no width, so the wait could never end).
     eve.wait_for_function(
-        "n => n.scrollWidth > n.clientWidth && getComputedStyle(n).textOverflow === 'ellipsis'",
-        arg=name.element_handle(),
+        """() => {
+            const n = document.querySelectorAll("#scores tbody tr")[1]?.querySelector(".name");
+            return !!n && n.scrollWidth > n.clientWidth
+                && getComputedStyle(n).textOverflow === "ellipsis";
+        }"""
     )
     bob = page_for(chromium, live + online["seats"][1]["link"])
     expect(row).not_to_have_class(re.compile("away"))
