@@ -252,6 +252,13 @@ def _holder(prefix: str, game_id: str) -> str | None:
     return None if value is None else value.decode()
 
 
+#: How long the human waits for its turn or a state in the hand-over test.
+#: Generous on purpose: the AI seat thinks on a loaded 2-core CI machine
+#: (20 s once ran out there); the test's claims are about the lease and
+#: the clock, which it checks separately (``took``, ``sent_at``).
+TURN_WAIT = 60
+
+
 def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
     pair: Callable[..., tuple[Serve, Serve, str]],
 ) -> None:
@@ -282,7 +289,7 @@ def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
 
         async def play(moves: int) -> None:
             for _ in range(moves):
-                st = await human.wait(lambda s: s["finished"] or bool(s["legal"]), 20)
+                st = await human.wait(lambda s: s["finished"] or bool(s["legal"]), TURN_WAIT)
                 if st["finished"]:
                     return
                 move = rng.choice(st["legal"])
@@ -290,11 +297,11 @@ def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
                 assert reply["type"] == "ack", reply
                 acked[reply["version"]] = move
                 # The ack comes before the new state: wait for it.
-                await human.wait(lambda s, n=reply["version"]: s["version"] >= n, 20)
+                await human.wait(lambda s, n=reply["version"]: s["version"] >= n, TURN_WAIT)
 
         await play(4)
         # The human's turn, the clock running on process 1: kill it.
-        st = await human.wait(lambda s: bool(s["legal"]) and s["clock"]["running"] == 1, 20)
+        st = await human.wait(lambda s: bool(s["legal"]) and s["clock"]["running"] == 1, TURN_WAIT)
         shown_at = human.states[-1][0]
         left = st["clock"]["remaining_ms"][1]
         one.kill()
@@ -329,7 +336,7 @@ def test_killing_the_process_running_a_game_s_ai_and_clock_hands_it_over(
         await human.close()
         return acked, took, human
 
-    acked, took, human = asyncio.run(asyncio.wait_for(main(), 90))
+    acked, took, human = asyncio.run(asyncio.wait_for(main(), 240))
     assert took < 8.0, took
     stored = two.get(f"/api/online/{g['id']}", token)
     assert stored["finished"]
