@@ -36,7 +36,7 @@ def legal_moves(
     None in a free game (no swaps or passes)."""
     out = placements(counter, faces, match)
     placed = bool(out)
-    out.extend(box_moves(counter, player))
+    out += box_moves(counter, player)
     if pile is not None and not placed:
         if pile:
             out.extend(Move(SWAP, f) for f in faces)
@@ -67,8 +67,10 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     # Any: the compiled core then hands the packed places to the dict look-up
     # as they are, instead of unboxing each one to a C integer and boxing it
     # again (a new int object: they are too big to be cached).
-    # (And ``lists.get`` / ``out.extend`` are written out, not bound to
-    # locals: the compiled core calls them as C functions.)
+    # (And ``lists.get`` is written out, not bound to a local: the compiled
+    # core calls it as a C function.  ``out += found``, not ``out.extend``:
+    # the compiled core's ``extend`` goes through ``PyList_SetSlice`` on
+    # CPython 3.11, ``+=`` straight to the list's own concatenation.)
     places: Iterable[Any] = counter.places.values()
     for face in faces:
         table = tables.get(face)
@@ -80,7 +82,7 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
             if found is None:
                 found = lists[pk] = table.build(pk)
             if found:
-                out.extend(found)
+                out += found
     return out
 
 
