@@ -17,9 +17,11 @@ instead of being rescanned:
   write between copies (see ``Run``).  Runs merge small-into-large on
   placement; a run whose open-edge count reaches 0 is sealed;
 - ``places``: every card position that is empty and touches a not-delivered
-  donut, mapped to ``(position << 16) | requirement`` (one int that keys the
-  move memo tables directly; the requirement, see ``matching``, is its low
-  16 bits).  Only the positions near a change are refreshed.
+  donut, mapped to ``(pid << 16) | requirement``: the requirement (see
+  ``matching``) is its low 16 bits, and ``pid`` is a small dense number of
+  the (position, requirement) pair, the same in every counter of the process
+  (``place_id``), by which move generation indexes its memo lists (no
+  hashing).  Only the positions near a change are refreshed.
 
 Copying is a handful of shallow ``dict.copy()`` calls and one list copy
 (the grid): the dicts hold ints, and the runs are shared until one side
@@ -123,6 +125,38 @@ class Run:
         )
 
 
+#: Open places numbered (see ``places`` in the module doc): ``(p << 16) |
+#: requirement`` -> the value ``Counter.places`` holds for it, ``(pid << 16)
+#: | requirement``; ``PLACE_OF[pid]`` is ``p``.  Shared by every counter of
+#: the process and bounded: past ``PID_LIMIT`` ids the numbering starts again
+#: (``reset_place_ids``) and a counter numbered before renumbers its places
+#: when asked for them (``Counter.numbered_places``).
+_PIDS: Final[dict[int, int]] = {}
+PLACE_OF: Final[list[int]] = []
+PID_LIMIT: Final = 200_000
+#: The numbering's generation (``reset_place_ids`` adds 1).
+PID_EPOCH: Final[list[int]] = [0]
+
+
+def place_id(full: int) -> int:
+    """The ``places`` value of ``full`` = ``(p << 16) | requirement``."""
+    v = _PIDS.get(full)
+    if v is None:
+        if len(PLACE_OF) >= PID_LIMIT:
+            reset_place_ids()
+        v = _PIDS[full] = (len(PLACE_OF) << 16) | (full & 0xFFFF)
+        PLACE_OF.append(full >> 16)
+    return v
+
+
+def reset_place_ids() -> None:
+    """Number the open places again from 0 (every counter renumbers its own
+    when next asked, and move generation drops its memo lists)."""
+    _PIDS.clear()
+    PLACE_OF.clear()
+    PID_EPOCH[0] += 1
+
+
 #: The last counter token given out (``_new_token``).
 _TOKENS: Final[list[int]] = [0]
 
@@ -169,6 +203,7 @@ class Counter:
 
     __slots__ = (
         "_c0",
+        "_epoch",
         "_g",
         "_h",
         "_r0",
@@ -206,6 +241,7 @@ class Counter:
             self._r0 = 0
             self._w = 0
             self._h = 0
+            self._epoch = PID_EPOCH[0]
             self._token = _new_token()
         else:
             self.cells = source.cells.copy()
@@ -218,6 +254,7 @@ class Counter:
             self._r0 = source._r0
             self._w = source._w
             self._h = source._h
+            self._epoch = source._epoch
             # Both share the runs now: neither may change one in place.
             self._token = _new_token()
             source._token = _new_token()
@@ -231,6 +268,16 @@ class Counter:
         return self.box_ids
 
     # -- reading -----------------------------------------------------------
+
+    def numbered_places(self) -> dict[int, int]:
+        """``places``, its values (``(pid << 16) | requirement``) in the
+        current numbering of place ids (see ``reset_place_ids``)."""
+        if self._epoch != PID_EPOCH[0]:
+            places = self.places
+            for p in places:
+                places[p] = place_id((p << 16) | (places[p] & 0xFFFF))
+            self._epoch = PID_EPOCH[0]
+        return self.places
 
     def donuts(self) -> list[Donut]:
         """Every occupied cell, in reading order."""
@@ -364,7 +411,11 @@ class Counter:
         if v and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
-            self.places[p] = (p << 16) | key
+            # (the int object ``place_id`` holds: none is made here)
+            pv: Any = _PIDS.get((p << 16) | key)
+            if pv is None:
+                pv = place_id((p << 16) | key)
+            self.places[p] = pv
         elif p in self.places:
             del self.places[p]
 

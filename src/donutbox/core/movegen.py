@@ -8,7 +8,8 @@ size):
 - per matching rule, face and requirement, the fitting (rotation, lock)
   choices (``MatchRule.fits``);
 - per face and (place, requirement), the list of moves, which most places
-  keep from one ply to the next;
+  keep from one ply to the next: a list indexed by the pair's place id (see
+  ``Counter.places``), bounded by the ids' renumbering;
 - per face and place, each move object once, reused whenever the place's
   requirement changes back and forth.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .counter import Counter, Run
+from .counter import PID_EPOCH, PLACE_OF, Counter, Run
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -61,27 +62,33 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     out: list[Move] = []
     if not faces:
         return out
+    # The place ids first: a renumbering (``counter.reset_place_ids``) drops
+    # the memo lists indexed by the old ids.
+    places = counter.numbered_places()
+    if _EPOCH[0] != PID_EPOCH[0]:
+        _TABLES.clear()
+        _EPOCH[0] = PID_EPOCH[0]
     tables = _TABLES.get(match)
     if tables is None:
         tables = _TABLES[match] = {}
-    # Any: the compiled core then hands the packed places to the dict look-up
-    # as they are, instead of unboxing each one to a C integer and boxing it
-    # again (a new int object: they are too big to be cached).
-    # (And ``lists.get`` is written out, not bound to a local: the compiled
-    # core calls it as a C function.  ``out += found``, not ``out.extend``:
-    # the compiled core's ``extend`` goes through ``PyList_SetSlice`` on
-    # CPython 3.11, ``+=`` straight to the list's own concatenation.)
-    places: Iterable[Any] = counter.places.values()
+    n = len(PLACE_OF)
     for face in faces:
         table = tables.get(face)
-        if table is None or len(table.lists) > _TABLE_LIMIT:
+        if table is None:
             table = tables[face] = _FaceTable(face, match)
+        # The face's move lists by place id (None: not made yet): an index,
+        # not a hash look-up, per (face, place).
         lists = table.lists
-        for pk in places:
-            found = lists.get(pk)
+        if len(lists) < n:
+            lists += [None] * (n - len(lists) + _GROW)
+        for pk in places.values():
+            found = lists[pk >> 16]
             if found is None:
-                found = lists[pk] = table.build(pk)
+                found = lists[pk >> 16] = table.build(pk)
             if found:
+                # (``+=``, not ``out.extend``: the compiled core's
+                # ``extend`` goes through ``PyList_SetSlice`` on CPython
+                # 3.11, ``+=`` straight to the list's concatenation.)
                 out += found
     return out
 
@@ -93,7 +100,7 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
     if tables is None:
         tables = _TABLES[match] = {}
     table = tables.get(face)
-    if table is None or len(table.lists) > _TABLE_LIMIT:
+    if table is None:
         table = tables[face] = _FaceTable(face, match)
     return table.slots(key)
 
@@ -107,7 +114,8 @@ class _FaceTable:
         self.face = face
         self.accept = match.accept_table()
         self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
-        self.lists: dict[int, list[Move]] = {}
+        #: Per place id (``Counter.places``), the moves (None: not made yet).
+        self.lists: list[list[Move] | None] = []
         #: Per position, its moves by slot (None: not made yet).
         self.moves: dict[int, list[Move | None]] = {}
 
@@ -125,7 +133,7 @@ class _FaceTable:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
         if not options:
             return _NONE
-        p = pk >> 16
+        p = PLACE_OF[pk >> 16]
         made = self.moves.get(p)
         if made is None:
             made = self.moves[p] = [None] * SLOTS
@@ -146,7 +154,10 @@ class _FaceTable:
 _NONE: Final[list[Move]] = []
 _PASS: Final = Move(PASS)
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
-_TABLE_LIMIT: Final = 50_000
+#: The generation of place ids the memo lists are indexed by.
+_EPOCH: Final[list[int]] = [0]
+#: Room added to a face's memo list when the place ids outgrow it.
+_GROW: Final = 1024
 _new_move = tuple.__new__
 
 
