@@ -64,7 +64,9 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
         return out
     # The place ids first: a renumbering (``counter.reset_place_ids``) drops
     # the memo lists indexed by the old ids.
-    places = counter.numbered_places()
+    # (a list: the compiled core walks a dict's values far more slowly, and
+    # this is walked once per face)
+    places = list(counter.numbered_places().values())
     if _EPOCH[0] != PID_EPOCH[0]:
         _TABLES.clear()
         _EPOCH[0] = PID_EPOCH[0]
@@ -81,7 +83,7 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
         lists = table.lists
         if len(lists) < n:
             lists += [None] * (n - len(lists) + _GROW)
-        for pk in places.values():
+        for pk in places:
             found = lists[pk >> 16]
             if found is None:
                 found = lists[pk >> 16] = table.build(pk)
