@@ -449,12 +449,15 @@ class Counter:
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
-        closed: dict[Any, int] = {}
+        # (Each closed edge is taken off its run at once: no dict of counts
+        # per run id; ``closed`` lists the run ids, repeats and all.)
+        closed: list[Any] = []
         joins: list[list[Any]] = [[], [], [], []]
         opens = [0, 0, 0, 0]
         outs = _OUTS_BY_WIDTH.get(w)
         if outs is None:
             outs = _OUTS_BY_WIDTH[w] = _outs(w)
+        token = self._token
         for i, off, goff in outs:
             v = g[gi + goff]
             if not v:
@@ -462,15 +465,13 @@ class Counter:
             elif not v & DELIVERED_BIT:
                 n: Any = p + off
                 rid = run_of[n]
-                closed[rid] = closed.get(rid, 0) + 1
+                r = runs[rid]
+                if r._token != token:
+                    r = runs[rid] = _own(r, token)
+                r.open -= 1
+                closed.append(rid)
                 if v & FLAVOUR_BITS == codes[i] & FLAVOUR_BITS:
                     joins[i].append(n)  # a cell: its run id may change below
-        token = self._token
-        for rid, count in closed.items():
-            r = runs[rid]
-            if r._token != token:
-                r = runs[rid] = _own(r, token)
-            r.open -= count
 
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
@@ -487,19 +488,17 @@ class Counter:
         for off in self._zone:
             self._refresh(p + off)
 
+        # The sealed runs among the new donuts' and the closed edges' (a run
+        # merged into another is no longer in ``runs``); each once.
         sealed: list[Run] = []
-        seen: set[Any] = set()
         for c in new:
-            rid = run_of[c]
-            if rid not in seen:
-                seen.add(rid)
-                if runs[rid].open == 0:
-                    sealed.append(runs[rid])
+            r = runs[run_of[c]]
+            if r.open == 0 and r not in sealed:
+                sealed.append(r)
         for rid in closed:
-            if rid not in seen and rid in runs:
-                seen.add(rid)
-                if runs[rid].open == 0:
-                    sealed.append(runs[rid])
+            found = runs.get(rid)
+            if found is not None and found.open == 0 and found not in sealed:
+                sealed.append(found)
         if len(sealed) > 1:
             sealed.sort(key=lambda r: r.first)
         for r in sealed:
@@ -522,7 +521,7 @@ class Counter:
             run_of[c] = c
             return
         rid = targets[0]
-        unique: set[Any] = set()
+        unique: set[Any] | None = None  # the other runs (a set made only to merge)
         if len(targets) > 1:
             unique = set(targets)
             if len(unique) > 1:
@@ -535,7 +534,7 @@ class Counter:
         held = base.held
         # Merging (rare): the other runs' cells follow the base's, in the
         # order of ``unique``, then the new donut.
-        for other in unique:
+        for other in unique or ():
             r = runs.pop(other)
             self.box_ids.discard(other)
             cells.extend(r.cells)
