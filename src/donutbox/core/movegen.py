@@ -135,11 +135,15 @@ class _FaceTable:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
         if not options:
             return _NONE
-        p = PLACE_OF[pk >> 16]
-        made = self.moves.get(p)
+        # Any (and ``dict[Any, ...]``): the compiled core hands the int object
+        # ``PLACE_OF`` holds to the look-up instead of boxing a new one.
+        pb: Any = PLACE_OF[pk >> 16]
+        moves: dict[Any, list[Move | None]] = self.moves
+        made = moves.get(pb)
         if made is None:
-            made = self.moves[p] = [None] * SLOTS
+            made = moves[pb] = [None] * SLOTS
         found: list[Move] = []
+        p: int = pb
         for slot in options:
             move = made[slot]
             if move is None:
@@ -160,7 +164,9 @@ _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 _EPOCH: Final[list[int]] = [0]
 #: Room added to a face's memo list when the place ids outgrow it.
 _GROW: Final = 1024
-_new_move = tuple.__new__
+#: ``Move(...)`` without its generated (interpreted) ``__new__``; Final: the
+#: compiled core keeps it in a C static, not the module's dict.
+_new_move: Final = tuple.__new__
 
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
