@@ -433,19 +433,30 @@ class Counter:
         cells: dict[Any, int] = self.cells
         run_of: dict[Any, Any] = self.run_of
         runs: dict[Any, Run] = self.runs
-        new: tuple[Any, Any, Any, Any] = (p, p + EAST, p + _SE, p + SOUTH)
-        cells[new[0]] = codes[0]
-        cells[new[1]] = codes[1]
-        cells[new[2]] = codes[2]
-        cells[new[3]] = codes[3]
+        # (The four donuts in locals, not indexed by a variable: the compiled
+        # core would build a tuple object from ``codes`` for each such index.)
+        c0, c1, c2, c3 = codes
+        n0: Any = p
+        n1: Any = p + EAST
+        n2: Any = p + _SE
+        n3: Any = p + SOUTH
+        cells[n0] = c0
+        cells[n1] = c1
+        cells[n2] = c2
+        cells[n3] = c3
         self._cover(p)
         g = self._g
         w = self._w
         gi = self._index(p)
-        g[gi] = codes[0] | _OCC
-        g[gi + 1] = codes[1] | _OCC
-        g[gi + 1 + w] = codes[2] | _OCC
-        g[gi + w] = codes[3] | _OCC
+        g[gi] = c0 | _OCC
+        g[gi + 1] = c1 | _OCC
+        g[gi + 1 + w] = c2 | _OCC
+        g[gi + w] = c3 | _OCC
+        f0 = c0 & FLAVOUR_BITS
+        f1 = c1 & FLAVOUR_BITS
+        f2 = c2 & FLAVOUR_BITS
+        f3 = c3 & FLAVOUR_BITS
+        flavours = [f0, f1, f2, f3]
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
@@ -461,7 +472,7 @@ class Counter:
         for i, off, goff in outs:
             v = g[gi + goff]
             if not v:
-                opens[i] += 1
+                opens[i] = opens[i] + 1
             elif not v & DELIVERED_BIT:
                 n: Any = p + off
                 rid = run_of[n]
@@ -470,19 +481,26 @@ class Counter:
                     r = runs[rid] = _own(r, token)
                 r.open -= 1
                 closed.append(rid)
-                if v & FLAVOUR_BITS == codes[i] & FLAVOUR_BITS:
+                if v & FLAVOUR_BITS == flavours[i]:
                     joins[i].append(n)  # a cell: its run id may change below
 
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
-        for i in range(4):
-            targets: list[Any] = [run_of[n] for n in joins[i]]
-            flav = codes[i] & FLAVOUR_BITS
-            if i and codes[i - 1] & FLAVOUR_BITS == flav:
-                targets.append(run_of[new[i - 1]])
-            if i == 3 and codes[0] & FLAVOUR_BITS == flav:
-                targets.append(run_of[new[0]])
-            self._join(new[i], codes[i], opens[i], targets)
+        self._join(n0, c0, opens[0], [run_of[n] for n in joins[0]])
+        targets: list[Any] = [run_of[n] for n in joins[1]]
+        if f1 == f0:
+            targets.append(run_of[n0])
+        self._join(n1, c1, opens[1], targets)
+        targets = [run_of[n] for n in joins[2]]
+        if f2 == f1:
+            targets.append(run_of[n1])
+        self._join(n2, c2, opens[2], targets)
+        targets = [run_of[n] for n in joins[3]]
+        if f3 == f2:
+            targets.append(run_of[n2])
+        if f3 == f0:
+            targets.append(run_of[n0])
+        self._join(n3, c3, opens[3], targets)
 
         # Refresh the open places near the new card.
         for off in self._zone:
@@ -491,7 +509,7 @@ class Counter:
         # The sealed runs among the new donuts' and the closed edges' (a run
         # merged into another is no longer in ``runs``); each once.
         sealed: list[Run] = []
-        for c in new:
+        for c in (n0, n1, n2, n3):
             r = runs[run_of[c]]
             if r.open == 0 and r not in sealed:
                 sealed.append(r)
