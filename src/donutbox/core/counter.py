@@ -34,6 +34,7 @@ from typing import Any, Final, NamedTuple
 
 from .cards import FLAVOURS
 from .geometry import EAST, OUTSIDE, SOUTH, STRIDE, cell, xy
+from .moves import Move
 from .policy import LayoutRule
 
 # Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
@@ -97,7 +98,7 @@ class Run:
     copy of it (``Counter.copy`` gives both new tokens), so a run seen
     through one counter never changes under another."""
 
-    __slots__ = ("_token", "cells", "first", "held", "open", "rolls")
+    __slots__ = ("_token", "box_move", "cells", "first", "held", "open", "rolls")
 
     def __init__(
         self, cells: list[int], open: int, rolls: int, held: list[int], first: int, token: int
@@ -108,6 +109,11 @@ class Run:
         self.held = held  # donuts per player, 4 ints (start card: nobody)
         self.first = first  # its first cell in reading order (the smallest)
         self._token = token
+        #: Move generation's box-it move naming ``first`` (None: not made
+        #: yet, or ``first`` changed since).  A cache only: ``box_moves``
+        #: may set it on a run it shares with a copy (``first`` cannot
+        #: change there without a copy of the run first).
+        self.box_move: Move | None = None
 
     @property
     def size(self) -> int:
@@ -562,6 +568,7 @@ class Counter:
             roll += r.rolls
             if r.first < base.first:
                 base.first = r.first
+                base.box_move = None
             h = r.held
             held[0] += h[0]
             held[1] += h[1]
@@ -574,6 +581,7 @@ class Counter:
             held[owner] += 1
         if c < base.first:
             base.first = c
+            base.box_move = None
         run_of[c] = rid
         if len(cells) >= 3:
             self.box_ids.add(rid)
@@ -607,7 +615,9 @@ class Counter:
 
 def _own(r: Run, token: int) -> Run:
     """A copy of ``r`` owned by the counter of ``token`` (to change in place)."""
-    return Run(r.cells[:], r.open, r.rolls, r.held[:], r.first, token)
+    copy = Run(r.cells[:], r.open, r.rolls, r.held[:], r.first, token)
+    copy.box_move = r.box_move
+    return copy
 
 
 __all__ = ["Counter", "Donut", "Run", "pack", "unpack"]

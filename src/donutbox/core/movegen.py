@@ -19,6 +19,7 @@ The tables are keyed by the matching rule object (``rules.match_rule``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, Final
 
 from .counter import PID_EPOCH, PLACE_OF, Counter, Run
@@ -171,19 +172,27 @@ _new_move: Final = tuple.__new__
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
     """Box-its open to ``player``, each naming its run's first cell in reading order."""
-    # Any: the run ids and cells stay the int objects they are (the
-    # compiled core would unbox and box each again).
+    # Any: the run ids stay the int objects they are (the compiled core
+    # would unbox and box each again).
     box_ids: set[Any] = counter.box_ids
     if not box_ids:
         return []
-    firsts: list[Any] = []
+    found: list[Run] = []
     runs: dict[Any, Run] = counter.runs
     for rid in box_ids:
         r = runs[rid]
         if 2 * r.held[player] >= len(r.cells):
-            firsts.append(r.first)
-    firsts.sort()
-    return [_box_move(c) for c in firsts]
+            found.append(r)
+    if len(found) > 1:
+        found.sort(key=_FIRST)  # (first cells are distinct)
+    # Each run keeps its box-it move while its first cell stays (``Run.box_move``).
+    out: list[Move] = []
+    for r in found:
+        move = r.box_move
+        if move is None:
+            move = r.box_move = _box_move(r.first)
+        out.append(move)
+    return out
 
 
 def _box_move(c: Any) -> Move:
@@ -193,4 +202,5 @@ def _box_move(c: Any) -> Move:
     return found
 
 
+_FIRST: Final = attrgetter("first")
 _BOX_MEMO: Final[dict[Any, Move]] = {}
