@@ -12,7 +12,15 @@ from __future__ import annotations
 import random
 
 from donutbox.core import Game, Rules
-from donutbox.core.geometry import cell
+from donutbox.core.counter import (
+    DELIVERED_BIT,
+    FLAVOUR_BITS,
+    PID_EPOCH,
+    PLACE_OF,
+    Counter,
+    reset_place_ids,
+)
+from donutbox.core.geometry import OUTSIDE, cell
 
 
 def _check(game: Game) -> None:
@@ -98,3 +106,52 @@ def test_runs_changed_in_place_never_change_under_a_copy() -> None:
                 hd,
                 first,
             )
+
+
+def _requirement(counter: Counter, p: int) -> int:
+    # From the public mapping ``cells``: per quadrant, the flavours of the
+    # not-delivered donuts beside it (docs/spec.md, 'Matching').
+    key = 0
+    for q, pair in enumerate(OUTSIDE):
+        for off in pair:
+            code = counter.cells.get(p + off)
+            if code is not None and not code & DELIVERED_BIT:
+                key |= 1 << (4 * q + (code & FLAVOUR_BITS))
+    return key
+
+
+def _lines(layout: str, seed: int, reset_every: int) -> list[list[str]]:
+    """The move lists of a seeded random game; place ids renumbered every
+    ``reset_every`` plies (0: never), with an older copy listed after each."""
+    game = Game.new(Rules(layout=layout), 2, seed)
+    rng = random.Random(seed)
+    lines: list[list[str]] = []
+    older = game.copy()
+    while not game.finished:
+        if reset_every and game.ply % reset_every == 0:
+            epoch = PID_EPOCH[0]
+            reset_place_ids()
+            assert PID_EPOCH[0] == epoch + 1 and not PLACE_OF
+            if lines:
+                # a copy numbered before (the position before the last
+                # move): renumbered when listed, the same moves as then
+                assert [str(m) for m in older.legal_moves()] == lines[-1]
+        moves = game.legal_moves()
+        for p, pk in game.counter.places.items():
+            assert pk & 0xFFFF == _requirement(game.counter, p)
+            assert PLACE_OF[pk >> 16] == p
+        lines.append([str(m) for m in moves])
+        older = game.copy()
+        game.play(moves[rng.randrange(len(moves))])
+    return lines
+
+
+def test_place_ids_renumbered_give_the_same_moves() -> None:
+    # Move generation indexes its memo lists by place id (``Counter.places``:
+    # ``(pid << 16) | requirement``); renumbering them (as past PID_LIMIT)
+    # mid-game, with copies numbered before still in use, changes no move.
+    for layout in ("squared-away", "splitzkies"):
+        for seed in (3, 4):
+            plain = _lines(layout, seed, 0)
+            assert _lines(layout, seed, 5) == plain
+            assert _lines(layout, seed, 1) == plain

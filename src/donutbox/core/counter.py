@@ -17,9 +17,11 @@ instead of being rescanned:
   write between copies (see ``Run``).  Runs merge small-into-large on
   placement; a run whose open-edge count reaches 0 is sealed;
 - ``places``: every card position that is empty and touches a not-delivered
-  donut, mapped to ``(position << 16) | requirement`` (one int that keys the
-  move memo tables directly; the requirement, see ``matching``, is its low
-  16 bits).  Only the positions near a change are refreshed.
+  donut, mapped to ``(pid << 16) | requirement``: the requirement (see
+  ``matching``) is its low 16 bits, and ``pid`` is a small dense number of
+  the (position, requirement) pair, the same in every counter of the process
+  (``place_id``), by which move generation indexes its memo lists (no
+  hashing).  Only the positions near a change are refreshed.
 
 Copying is a handful of shallow ``dict.copy()`` calls and one list copy
 (the grid): the dicts hold ints, and the runs are shared until one side
@@ -32,6 +34,7 @@ from typing import Any, Final, NamedTuple
 
 from .cards import FLAVOURS
 from .geometry import EAST, OUTSIDE, SOUTH, STRIDE, cell, xy
+from .moves import Move
 from .policy import LayoutRule
 
 # Packed donut code: bits 0-1 flavour index, bit 2 roll, bit 3 delivered,
@@ -95,7 +98,7 @@ class Run:
     copy of it (``Counter.copy`` gives both new tokens), so a run seen
     through one counter never changes under another."""
 
-    __slots__ = ("_token", "cells", "first", "held", "open", "rolls")
+    __slots__ = ("_token", "box_move", "cells", "first", "held", "open", "rolls")
 
     def __init__(
         self, cells: list[int], open: int, rolls: int, held: list[int], first: int, token: int
@@ -106,6 +109,11 @@ class Run:
         self.held = held  # donuts per player, 4 ints (start card: nobody)
         self.first = first  # its first cell in reading order (the smallest)
         self._token = token
+        #: Move generation's box-it move naming ``first`` (None: not made
+        #: yet, or ``first`` changed since).  A cache only: ``box_moves``
+        #: may set it on a run it shares with a copy (``first`` cannot
+        #: change there without a copy of the run first).
+        self.box_move: Move | None = None
 
     @property
     def size(self) -> int:
@@ -121,6 +129,38 @@ class Run:
             f"Run(cells={self.cells}, open={self.open}, rolls={self.rolls}, "
             f"held={self.held}, first={self.first})"
         )
+
+
+#: Open places numbered (see ``places`` in the module doc): ``(p << 16) |
+#: requirement`` -> the value ``Counter.places`` holds for it, ``(pid << 16)
+#: | requirement``; ``PLACE_OF[pid]`` is ``p``.  Shared by every counter of
+#: the process and bounded: past ``PID_LIMIT`` ids the numbering starts again
+#: (``reset_place_ids``) and a counter numbered before renumbers its places
+#: when asked for them (``Counter.numbered_places``).
+_PIDS: Final[dict[int, int]] = {}
+PLACE_OF: Final[list[int]] = []
+PID_LIMIT: Final = 200_000
+#: The numbering's generation (``reset_place_ids`` adds 1).
+PID_EPOCH: Final[list[int]] = [0]
+
+
+def place_id(full: int) -> int:
+    """The ``places`` value of ``full`` = ``(p << 16) | requirement``."""
+    v = _PIDS.get(full)
+    if v is None:
+        if len(PLACE_OF) >= PID_LIMIT:
+            reset_place_ids()
+        v = _PIDS[full] = (len(PLACE_OF) << 16) | (full & 0xFFFF)
+        PLACE_OF.append(full >> 16)
+    return v
+
+
+def reset_place_ids() -> None:
+    """Number the open places again from 0 (every counter renumbers its own
+    when next asked, and move generation drops its memo lists)."""
+    _PIDS.clear()
+    PLACE_OF.clear()
+    PID_EPOCH[0] += 1
 
 
 #: The last counter token given out (``_new_token``).
@@ -169,6 +209,7 @@ class Counter:
 
     __slots__ = (
         "_c0",
+        "_epoch",
         "_g",
         "_h",
         "_r0",
@@ -206,6 +247,7 @@ class Counter:
             self._r0 = 0
             self._w = 0
             self._h = 0
+            self._epoch = PID_EPOCH[0]
             self._token = _new_token()
         else:
             self.cells = source.cells.copy()
@@ -218,6 +260,7 @@ class Counter:
             self._r0 = source._r0
             self._w = source._w
             self._h = source._h
+            self._epoch = source._epoch
             # Both share the runs now: neither may change one in place.
             self._token = _new_token()
             source._token = _new_token()
@@ -231,6 +274,16 @@ class Counter:
         return self.box_ids
 
     # -- reading -----------------------------------------------------------
+
+    def numbered_places(self) -> dict[int, int]:
+        """``places``, its values (``(pid << 16) | requirement``) in the
+        current numbering of place ids (see ``reset_place_ids``)."""
+        if self._epoch != PID_EPOCH[0]:
+            places = self.places
+            for p in places:
+                places[p] = place_id((p << 16) | (places[p] & 0xFFFF))
+            self._epoch = PID_EPOCH[0]
+        return self.places
 
     def donuts(self) -> list[Donut]:
         """Every occupied cell, in reading order."""
@@ -364,7 +417,11 @@ class Counter:
         if v and not v & DELIVERED_BIT:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
-            self.places[p] = (p << 16) | key
+            # (the int object ``place_id`` holds: none is made here)
+            pv: Any = _PIDS.get((p << 16) | key)
+            if pv is None:
+                pv = place_id((p << 16) | key)
+            self.places[p] = pv
         elif p in self.places:
             del self.places[p]
 
@@ -382,73 +439,90 @@ class Counter:
         cells: dict[Any, int] = self.cells
         run_of: dict[Any, Any] = self.run_of
         runs: dict[Any, Run] = self.runs
-        new: tuple[Any, Any, Any, Any] = (p, p + EAST, p + _SE, p + SOUTH)
-        cells[new[0]] = codes[0]
-        cells[new[1]] = codes[1]
-        cells[new[2]] = codes[2]
-        cells[new[3]] = codes[3]
+        # (The four donuts in locals, not indexed by a variable: the compiled
+        # core would build a tuple object from ``codes`` for each such index.)
+        c0, c1, c2, c3 = codes
+        n0: Any = p
+        n1: Any = p + EAST
+        n2: Any = p + _SE
+        n3: Any = p + SOUTH
+        cells[n0] = c0
+        cells[n1] = c1
+        cells[n2] = c2
+        cells[n3] = c3
         self._cover(p)
         g = self._g
         w = self._w
         gi = self._index(p)
-        g[gi] = codes[0] | _OCC
-        g[gi + 1] = codes[1] | _OCC
-        g[gi + 1 + w] = codes[2] | _OCC
-        g[gi + w] = codes[3] | _OCC
+        g[gi] = c0 | _OCC
+        g[gi + 1] = c1 | _OCC
+        g[gi + 1 + w] = c2 | _OCC
+        g[gi + w] = c3 | _OCC
+        f0 = c0 & FLAVOUR_BITS
+        f1 = c1 & FLAVOUR_BITS
+        f2 = c2 & FLAVOUR_BITS
+        f3 = c3 & FLAVOUR_BITS
+        flavours = [f0, f1, f2, f3]
 
         # Close the edges between neighbours and the new cells; note which
         # neighbour runs each new donut joins.
-        closed: dict[Any, int] = {}
+        # (Each closed edge is taken off its run at once: no dict of counts
+        # per run id; ``closed`` lists the run ids, repeats and all.)
+        closed: list[Any] = []
         joins: list[list[Any]] = [[], [], [], []]
         opens = [0, 0, 0, 0]
         outs = _OUTS_BY_WIDTH.get(w)
         if outs is None:
             outs = _OUTS_BY_WIDTH[w] = _outs(w)
+        token = self._token
         for i, off, goff in outs:
             v = g[gi + goff]
             if not v:
-                opens[i] += 1
+                opens[i] = opens[i] + 1
             elif not v & DELIVERED_BIT:
                 n: Any = p + off
                 rid = run_of[n]
-                closed[rid] = closed.get(rid, 0) + 1
-                if v & FLAVOUR_BITS == codes[i] & FLAVOUR_BITS:
+                r = runs[rid]
+                if r._token != token:
+                    r = runs[rid] = _own(r, token)
+                r.open -= 1
+                closed.append(rid)
+                if v & FLAVOUR_BITS == flavours[i]:
                     joins[i].append(n)  # a cell: its run id may change below
-        token = self._token
-        for rid, count in closed.items():
-            r = runs[rid]
-            if r._token != token:
-                r = runs[rid] = _own(r, token)
-            r.open -= count
 
         # Add the new donuts one by one, each joining the runs of its
         # same-flavour neighbours (outside, and earlier ones on the card).
-        for i in range(4):
-            targets: list[Any] = [run_of[n] for n in joins[i]]
-            flav = codes[i] & FLAVOUR_BITS
-            if i and codes[i - 1] & FLAVOUR_BITS == flav:
-                targets.append(run_of[new[i - 1]])
-            if i == 3 and codes[0] & FLAVOUR_BITS == flav:
-                targets.append(run_of[new[0]])
-            self._join(new[i], codes[i], opens[i], targets)
+        self._join(n0, c0, opens[0], [run_of[n] for n in joins[0]])
+        targets: list[Any] = [run_of[n] for n in joins[1]]
+        if f1 == f0:
+            targets.append(run_of[n0])
+        self._join(n1, c1, opens[1], targets)
+        targets = [run_of[n] for n in joins[2]]
+        if f2 == f1:
+            targets.append(run_of[n1])
+        self._join(n2, c2, opens[2], targets)
+        targets = [run_of[n] for n in joins[3]]
+        if f3 == f2:
+            targets.append(run_of[n2])
+        if f3 == f0:
+            targets.append(run_of[n0])
+        self._join(n3, c3, opens[3], targets)
 
         # Refresh the open places near the new card.
         for off in self._zone:
             self._refresh(p + off)
 
+        # The sealed runs among the new donuts' and the closed edges' (a run
+        # merged into another is no longer in ``runs``); each once.
         sealed: list[Run] = []
-        seen: set[Any] = set()
-        for c in new:
-            rid = run_of[c]
-            if rid not in seen:
-                seen.add(rid)
-                if runs[rid].open == 0:
-                    sealed.append(runs[rid])
+        for c in (n0, n1, n2, n3):
+            r = runs[run_of[c]]
+            if r.open == 0 and r not in sealed:
+                sealed.append(r)
         for rid in closed:
-            if rid not in seen and rid in runs:
-                seen.add(rid)
-                if runs[rid].open == 0:
-                    sealed.append(runs[rid])
+            found = runs.get(rid)
+            if found is not None and found.open == 0 and found not in sealed:
+                sealed.append(found)
         if len(sealed) > 1:
             sealed.sort(key=lambda r: r.first)
         for r in sealed:
@@ -471,7 +545,7 @@ class Counter:
             run_of[c] = c
             return
         rid = targets[0]
-        unique: set[Any] = set()
+        unique: set[Any] | None = None  # the other runs (a set made only to merge)
         if len(targets) > 1:
             unique = set(targets)
             if len(unique) > 1:
@@ -484,7 +558,7 @@ class Counter:
         held = base.held
         # Merging (rare): the other runs' cells follow the base's, in the
         # order of ``unique``, then the new donut.
-        for other in unique:
+        for other in unique or ():
             r = runs.pop(other)
             self.box_ids.discard(other)
             cells.extend(r.cells)
@@ -494,6 +568,7 @@ class Counter:
             roll += r.rolls
             if r.first < base.first:
                 base.first = r.first
+                base.box_move = None
             h = r.held
             held[0] += h[0]
             held[1] += h[1]
@@ -506,6 +581,7 @@ class Counter:
             held[owner] += 1
         if c < base.first:
             base.first = c
+            base.box_move = None
         run_of[c] = rid
         if len(cells) >= 3:
             self.box_ids.add(rid)
@@ -539,7 +615,9 @@ class Counter:
 
 def _own(r: Run, token: int) -> Run:
     """A copy of ``r`` owned by the counter of ``token`` (to change in place)."""
-    return Run(r.cells[:], r.open, r.rolls, r.held[:], r.first, token)
+    copy = Run(r.cells[:], r.open, r.rolls, r.held[:], r.first, token)
+    copy.box_move = r.box_move
+    return copy
 
 
 __all__ = ["Counter", "Donut", "Run", "pack", "unpack"]

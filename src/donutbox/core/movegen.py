@@ -8,7 +8,8 @@ size):
 - per matching rule, face and requirement, the fitting (rotation, lock)
   choices (``MatchRule.fits``);
 - per face and (place, requirement), the list of moves, which most places
-  keep from one ply to the next;
+  keep from one ply to the next: a list indexed by the pair's place id (see
+  ``Counter.places``), bounded by the ids' renumbering;
 - per face and place, each move object once, reused whenever the place's
   requirement changes back and forth.
 
@@ -18,9 +19,10 @@ The tables are keyed by the matching rule object (``rules.match_rule``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, Final
 
-from .counter import Counter, Run
+from .counter import PID_EPOCH, PLACE_OF, Counter, Run
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -36,7 +38,7 @@ def legal_moves(
     None in a free game (no swaps or passes)."""
     out = placements(counter, faces, match)
     placed = bool(out)
-    out.extend(box_moves(counter, player))
+    out += box_moves(counter, player)
     if pile is not None and not placed:
         if pile:
             out.extend(Move(SWAP, f) for f in faces)
@@ -61,26 +63,36 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     out: list[Move] = []
     if not faces:
         return out
+    # The place ids first: a renumbering (``counter.reset_place_ids``) drops
+    # the memo lists indexed by the old ids.
+    # (a list: the compiled core walks a dict's values far more slowly, and
+    # this is walked once per face)
+    places = list(counter.numbered_places().values())
+    if _EPOCH[0] != PID_EPOCH[0]:
+        _TABLES.clear()
+        _EPOCH[0] = PID_EPOCH[0]
     tables = _TABLES.get(match)
     if tables is None:
         tables = _TABLES[match] = {}
-    # Any: the compiled core then hands the packed places to the dict look-up
-    # as they are, instead of unboxing each one to a C integer and boxing it
-    # again (a new int object: they are too big to be cached).
-    # (And ``lists.get`` / ``out.extend`` are written out, not bound to
-    # locals: the compiled core calls them as C functions.)
-    places: Iterable[Any] = counter.places.values()
+    n = len(PLACE_OF)
     for face in faces:
         table = tables.get(face)
-        if table is None or len(table.lists) > _TABLE_LIMIT:
+        if table is None:
             table = tables[face] = _FaceTable(face, match)
+        # The face's move lists by place id (None: not made yet): an index,
+        # not a hash look-up, per (face, place).
         lists = table.lists
+        if len(lists) < n:
+            lists += [None] * (n - len(lists) + _GROW)
         for pk in places:
-            found = lists.get(pk)
+            found = lists[pk >> 16]
             if found is None:
-                found = lists[pk] = table.build(pk)
+                found = lists[pk >> 16] = table.build(pk)
             if found:
-                out.extend(found)
+                # (``+=``, not ``out.extend``: the compiled core's
+                # ``extend`` goes through ``PyList_SetSlice`` on CPython
+                # 3.11, ``+=`` straight to the list's concatenation.)
+                out += found
     return out
 
 
@@ -91,7 +103,7 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
     if tables is None:
         tables = _TABLES[match] = {}
     table = tables.get(face)
-    if table is None or len(table.lists) > _TABLE_LIMIT:
+    if table is None:
         table = tables[face] = _FaceTable(face, match)
     return table.slots(key)
 
@@ -105,7 +117,8 @@ class _FaceTable:
         self.face = face
         self.accept = match.accept_table()
         self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
-        self.lists: dict[int, list[Move]] = {}
+        #: Per place id (``Counter.places``), the moves (None: not made yet).
+        self.lists: list[list[Move] | None] = []
         #: Per position, its moves by slot (None: not made yet).
         self.moves: dict[int, list[Move | None]] = {}
 
@@ -123,11 +136,15 @@ class _FaceTable:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
         if not options:
             return _NONE
-        p = pk >> 16
-        made = self.moves.get(p)
+        # Any (and ``dict[Any, ...]``): the compiled core hands the int object
+        # ``PLACE_OF`` holds to the look-up instead of boxing a new one.
+        pb: Any = PLACE_OF[pk >> 16]
+        moves: dict[Any, list[Move | None]] = self.moves
+        made = moves.get(pb)
         if made is None:
-            made = self.moves[p] = [None] * SLOTS
+            made = moves[pb] = [None] * SLOTS
         found: list[Move] = []
+        p: int = pb
         for slot in options:
             move = made[slot]
             if move is None:
@@ -144,25 +161,38 @@ class _FaceTable:
 _NONE: Final[list[Move]] = []
 _PASS: Final = Move(PASS)
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
-_TABLE_LIMIT: Final = 50_000
-_new_move = tuple.__new__
+#: The generation of place ids the memo lists are indexed by.
+_EPOCH: Final[list[int]] = [0]
+#: Room added to a face's memo list when the place ids outgrow it.
+_GROW: Final = 1024
+#: ``Move(...)`` without its generated (interpreted) ``__new__``; Final: the
+#: compiled core keeps it in a C static, not the module's dict.
+_new_move: Final = tuple.__new__
 
 
 def box_moves(counter: Counter, player: int) -> list[Move]:
     """Box-its open to ``player``, each naming its run's first cell in reading order."""
-    # Any: the run ids and cells stay the int objects they are (the
-    # compiled core would unbox and box each again).
+    # Any: the run ids stay the int objects they are (the compiled core
+    # would unbox and box each again).
     box_ids: set[Any] = counter.box_ids
     if not box_ids:
         return []
-    firsts: list[Any] = []
+    found: list[Run] = []
     runs: dict[Any, Run] = counter.runs
     for rid in box_ids:
         r = runs[rid]
         if 2 * r.held[player] >= len(r.cells):
-            firsts.append(r.first)
-    firsts.sort()
-    return [_box_move(c) for c in firsts]
+            found.append(r)
+    if len(found) > 1:
+        found.sort(key=_FIRST)  # (first cells are distinct)
+    # Each run keeps its box-it move while its first cell stays (``Run.box_move``).
+    out: list[Move] = []
+    for r in found:
+        move = r.box_move
+        if move is None:
+            move = r.box_move = _box_move(r.first)
+        out.append(move)
+    return out
 
 
 def _box_move(c: Any) -> Move:
@@ -172,4 +202,5 @@ def _box_move(c: Any) -> Move:
     return found
 
 
+_FIRST: Final = attrgetter("first")
 _BOX_MEMO: Final[dict[Any, Move]] = {}
