@@ -1,9 +1,11 @@
 """The table of docs/ai.md "Screening for version 4" from screen_v4.py rows.
 
-    python3 docs/data/ai/screen/summarize_v4.py docs/data/ai/screen/v4-vs-mcts-97001.jsonl [BASE]
+    python3 docs/data/ai/screen/summarize_v4.py docs/data/ai/screen/v4-vs-mcts-97001.jsonl \
+        [BASE [VARIANT,VARIANT,...]]
 
-Only the games (deal seed, seat) that every variant has played count, so
-that every row is on the same games.  For each variant: games, wins (a
+Only the games (deal seed, seat) that every variant shown (default: every
+variant in the file) has played count, so that every row is on the same
+games.  For each variant: games, wins (a
 shared win counts 1/2), the win rate with its 95% Wilson interval, the
 rate from each seat, CPU and iterations a move (its own and the
 opponent's); then, against BASE (default: the first variant in the file),
@@ -48,6 +50,11 @@ def main() -> None:
             games[r["variant"]] = {}
         games[r["variant"]][(r["seed"], r["seat_a"])] = r
     base = sys.argv[2] if len(sys.argv) > 2 else names[0]
+    if len(sys.argv) > 3:
+        names = sys.argv[3].split(",")
+        if base not in names or any(n not in games for n in names):
+            raise SystemExit(f"unknown variant in {sys.argv[3]!r} (or BASE not among them)")
+        games = {n: games[n] for n in names}
     common = set.intersection(*(set(g) for g in games.values()))
     seeds = sorted({s for s, _ in common})
     compiled = {r["compiled"] for r in rows}
