@@ -9,7 +9,9 @@ games.  For each variant: games, wins (a
 shared win counts 1/2), the win rate with its 95% Wilson interval, the
 rate from each seat, CPU and iterations a move (its own and the
 opponent's); then, against BASE (default: the first variant in the file),
-the games whose results differ, and a two-sided exact sign test of them.
+the games whose results differ, and a two-sided exact sign test of them;
+and the mean paired difference of the variant's score margin (its score
+minus the opponent's) with its standard error.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def sign_test(better: int, worse: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def margin(row: dict[str, Any]) -> float:
+    """The variant's score minus the opponent's."""
+    scores = row["scores"]
+    return float(scores[row["seat_a"]] - scores[1 - row["seat_a"]])
+
+
 def main() -> None:
     rows = [json.loads(x) for x in Path(sys.argv[1]).read_text().splitlines() if x.strip()]
     names: list[str] = []
@@ -64,9 +72,9 @@ def main() -> None:
     )
     print(
         "| variant | games | wins | win rate | 95% interval | first seat | second seat "
-        "| CPU a move | iterations a move | opponent's CPU a move |"
+        "| mean margin | CPU a move | iterations a move | opponent's CPU a move |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in names:
         g = [games[name][k] for k in sorted(common)]
         n = len(g)
@@ -81,10 +89,11 @@ def main() -> None:
         its = sum(int(r["iter_a"]) for r in g) / moves
         moves_b = sum(int(r["moves_b"]) for r in g)
         cpu_b = sum(float(r["cpu_b"]) for r in g) / moves_b
+        mean_margin = sum(margin(r) for r in g) / n
         print(
             f"| {name} | {n} | {wins:g} | {100 * wins / n:.1f}% | "
             f"{100 * lo:.1f}% - {100 * hi:.1f}% | {seat[0]} | {seat[1]} | "
-            f"{cpu:.3f} s | {its:.0f} | {cpu_b:.3f} s |"
+            f"{mean_margin:+.1f} | {cpu:.3f} s | {its:.0f} | {cpu_b:.3f} s |"
         )
     print()
     for name in names:
@@ -96,9 +105,14 @@ def main() -> None:
             b = float(games[base][k]["win_a"])
             better += a > b
             worse += a < b
+        diffs = [margin(games[name][k]) - margin(games[base][k]) for k in common]
+        mean = sum(diffs) / len(diffs)
+        var = sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1)
         print(
             f"{name} against {base}: won {better} that {base} lost (or shared), "
-            f"lost {worse} that it won; sign test p = {sign_test(better, worse):.3f}"
+            f"lost {worse} that it won; sign test p = {sign_test(better, worse):.3f}; "
+            f"margin {mean:+.1f} points a game (standard error "
+            f"{math.sqrt(var / len(diffs)):.1f})"
         )
 
 
