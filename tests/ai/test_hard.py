@@ -160,6 +160,52 @@ def test_a_full_reply_is_the_heuristics_choice() -> None:
         game.play(reply)
 
 
+def test_ranked_replies_widen_in_the_heuristics_order() -> None:
+    # ranked_replies: a new child is the heuristic's choice among the legal
+    # moves that are not children yet; once every legal move is a child, the
+    # heuristic's choice among all of them (an existing child).
+    agent = MctsAgent(iterations=10, full_replies=1, ranked_replies=True)
+    game = donutbox.Game.new(donutbox.Rules(), 2, seed=8)
+    widened = 0
+    for ply in range(30):
+        p = game.to_move
+        assert p is not None
+        moves = game.legal_moves()
+        view = game.view(p)
+        node = Node(None, None, -1)
+        first = agent._best_reply(game, node)
+        assert first in best_moves(view, moves, random.Random(ply))
+        for _ in range(3):
+            left = [m for m in moves if m not in node.children]
+            if not left:
+                break
+            reply = agent._best_reply(game, node)
+            assert reply not in node.children
+            assert reply in best_moves(view, left, random.Random(ply))
+            node.children[reply] = Node(reply, node, p)
+            widened += 1
+        full = Node(None, None, -1)
+        full.children = {m: Node(m, full, p) for m in moves}
+        assert agent._best_reply(game, full) in best_moves(view, moves, random.Random(ply))
+        game.play(first)
+    assert widened > 60
+
+
+def test_ranked_replies_search_from_the_view_only() -> None:
+    a, b = _twin_games()
+    for seed in (1, 2):
+        agents = [
+            MctsAgent(iterations=150, playout_depth=0, full_replies=1, ranked_replies=True)
+            for _ in range(2)
+        ]
+        found = [
+            agent.search(g.view(0), random.Random(seed))
+            for agent, g in zip(agents, (a, b), strict=True)
+        ]
+        assert found[0] == found[1]
+        assert found[0][0][0] in a.view(0).legal_moves()
+
+
 def test_reply_values_do_not_depend_on_the_hidden_cards() -> None:
     # The reason full replies keep each node's move values: after the same
     # moves, two worlds with different hidden cards give every move both
@@ -231,6 +277,8 @@ def test_confidence_stop_fires_when_one_move_is_clearly_best() -> None:
         ("stop_delta", None),
         ("leaf", "oracle"),
         ("leaf", None),
+        ("ranked_replies", 1),
+        ("ranked_replies", "yes"),
     ],
 )
 def test_bad_search_options_are_refused_in_one_line(option: str, value: object) -> None:

@@ -16,7 +16,10 @@ UCB exploration term: Cowling, Powley & Whitehouse 2012).
   With ``full_replies`` N, a new child in the first N plies below the root
   is instead the best of *all* the legal moves by the one-ply evaluation
   (the heuristic's choice with the sampled cards; each node keeps its
-  moves' values, which do not depend on the hidden cards).
+  moves' values, which do not depend on the hidden cards).  With
+  ``ranked_replies``, a new child there is the best legal move that is not a
+  child yet (progressive widening in the heuristic's order), so the tree
+  also models the opponent's second and third best replies.
 - Playouts: ``playout_depth`` (2) sampled moves, then the position is scored by
   the heuristic evaluation: a squashed expected-score margin per player
   (``leaf="fitted"``: ``value.win_values``, fitted on self-play outcomes).
@@ -111,6 +114,7 @@ class MctsAgent:
         stop_z: float | None = None,
         stop_delta: float = 0.0,
         leaf: str = "margin",
+        ranked_replies: bool = False,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -159,6 +163,15 @@ class MctsAgent:
         #: margin of ``fasteval``) or ``fitted`` (``value.win_values``: each
         #: player's winning chance, fitted on self-play outcomes).
         self.leaf = leaf
+        if not isinstance(ranked_replies, bool):
+            raise InputError(
+                f"ranked_replies must be true or false, not {str(ranked_replies)[:40]!r}"
+            )
+        #: With ``full_replies``: a new child at those plies is the best legal
+        #: move (by the one-ply evaluation) that is not a child yet, instead of
+        #: the best legal move (which is usually a child already, so that the
+        #: tree there holds only the heuristic's choice for each tray).
+        self.ranked_replies = ranked_replies
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -323,6 +336,12 @@ class MctsAgent:
         if known is None:
             known = node.replies = {}
         moves = world.legal_moves()
+        if self.ranked_replies:
+            # The best move that is not a child yet (all of them children:
+            # the best of all, an existing child).
+            fresh = [m for m in moves if m not in node.children]
+            if fresh:
+                moves = fresh
         places: PlaceEvaluator | None = None
         values = []
         for move in moves:
