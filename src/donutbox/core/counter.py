@@ -140,8 +140,13 @@ class Run:
 _PIDS: Final[dict[int, int]] = {}
 PLACE_OF: Final[list[int]] = []
 PID_LIMIT: Final = 200_000
-#: The numbering's generation (``reset_place_ids`` adds 1).
-PID_EPOCH: Final[list[int]] = [0]
+#: The numbering's generation: a new object at each ``reset_place_ids``.
+#: An object compared by identity, not a count, so that a counter that
+#: comes from another process (pickled to an AI worker, whose numbering is
+#: its own) never matches: its unpickled ``_epoch`` is a new object, so it
+#: renumbers its places on first use instead of reading ids that mean other
+#: places here.
+PID_EPOCH: Final[list[object]] = [object()]
 
 
 def place_id(full: int) -> int:
@@ -160,7 +165,7 @@ def reset_place_ids() -> None:
     when next asked, and move generation drops its memo lists)."""
     _PIDS.clear()
     PLACE_OF.clear()
-    PID_EPOCH[0] += 1
+    PID_EPOCH[0] = object()
 
 
 #: The last counter token given out (``_new_token``).
@@ -278,7 +283,7 @@ class Counter:
     def numbered_places(self) -> dict[int, int]:
         """``places``, its values (``(pid << 16) | requirement``) in the
         current numbering of place ids (see ``reset_place_ids``)."""
-        if self._epoch != PID_EPOCH[0]:
+        if self._epoch is not PID_EPOCH[0]:
             places = self.places
             for p in places:
                 places[p] = place_id((p << 16) | (places[p] & 0xFFFF))

@@ -68,7 +68,7 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     # (a list: the compiled core walks a dict's values far more slowly, and
     # this is walked once per face)
     places = list(counter.numbered_places().values())
-    if _EPOCH[0] != PID_EPOCH[0]:
+    if _EPOCH[0] is not PID_EPOCH[0]:
         _TABLES.clear()
         _EPOCH[0] = PID_EPOCH[0]
     tables = _TABLES.get(match)
@@ -162,7 +162,7 @@ _NONE: Final[list[Move]] = []
 _PASS: Final = Move(PASS)
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 #: The generation of place ids the memo lists are indexed by.
-_EPOCH: Final[list[int]] = [0]
+_EPOCH: Final[list[object]] = [PID_EPOCH[0]]
 #: Room added to a face's memo list when the place ids outgrow it.
 _GROW: Final = 1024
 #: ``Move(...)`` without its generated (interpreted) ``__new__``; Final: the
