@@ -115,6 +115,12 @@ class Run:
         #: change there without a copy of the run first).
         self.box_move: Move | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (views sent to AI worker processes): the compiled core's
+        # native class is built only through ``__init__``, so name it and
+        # its arguments (the ``box_move`` cache is left behind).
+        return (_unpickle_run, (self.cells, self.open, self.rolls, self.held, self.first))
+
     @property
     def size(self) -> int:
         return len(self.cells)
@@ -272,6 +278,25 @@ class Counter:
 
     def copy(self) -> Counter:
         return Counter(self.layout, self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (the server sends views to its AI worker processes): the
+        # compiled core's native class is built only through ``__init__``,
+        # so rebuild it with ``_unpickle_counter``.  The place ids are not
+        # the other process's: the rebuilt counter renumbers on first use.
+        return (
+            _unpickle_counter,
+            (
+                self.layout,
+                self.cells,
+                self.run_of,
+                self.runs,
+                self.box_ids,
+                self.places,
+                self._g,
+                (self._c0, self._r0, self._w, self._h),
+            ),
+        )
 
     @property
     def big(self) -> set[int]:
@@ -626,3 +651,35 @@ def _own(r: Run, token: int) -> Run:
 
 
 __all__ = ["Counter", "Donut", "Run", "pack", "unpack"]
+
+
+def _unpickle_counter(
+    layout: LayoutRule,
+    cells: dict[int, int],
+    run_of: dict[int, int],
+    runs: dict[int, Run],
+    box_ids: set[int],
+    places: dict[int, int],
+    grid: list[int],
+    window: tuple[int, int, int, int],
+) -> Counter:
+    """A counter from ``Counter.__reduce__``'s parts (another process's)."""
+    c = Counter(layout)
+    c.cells = cells
+    c.run_of = run_of
+    c.runs = runs
+    c.box_ids = box_ids
+    c.places = places
+    c._g = grid
+    c._c0, c._r0, c._w, c._h = window
+    # (``c`` has a token of this process; its runs have other ones, so it
+    # copies each before changing it, as after a copy.)
+    c._epoch = object()  # matches no numbering here: renumber on first use
+    return c
+
+
+def _unpickle_run(cells: list[int], open: int, rolls: int, held: list[int], first: int) -> Run:
+    """A run from ``Run.__reduce__``'s parts.  Its token is a new one that
+    no counter holds (the other process's token could be a counter's here),
+    so every counter holding it copies it before a change."""
+    return Run(cells, open, rolls, held, first, _new_token())

@@ -9,7 +9,7 @@ order.  AI agents and the server receive views, never games.
 from __future__ import annotations
 
 from collections import Counter as Multiset
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .counter import Counter, Donut
@@ -42,6 +42,12 @@ class PlayerView:
     final_lap_turns: int | None
     swap_streak: int
     counter: Counter  # a private copy of the public table
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (the server sends views to its AI worker processes): the
+        # compiled core's frozen native class cannot be filled in field by
+        # field after it is made, so rebuild it through its constructor.
+        return (PlayerView, tuple(getattr(self, f.name) for f in fields(self)))
 
     @property
     def cards_left(self) -> int:
