@@ -28,4 +28,4 @@ print("compiled core:", c.game.__file__)'
 "$tmp/venv/bin/python" -m pytest -p no:cacheprovider --rootdir "$root" \
   --deselect "tests/core/test_seams.py::test_no_code_outside_game_sets_or_reads_its_private_fields" \
   --deselect "tests/core/test_seams.py::test_state_lists_every_field_and_round_trips" \
-  "$root/tests/core" "$root/tests/test_golden.py"
+  "$root/tests/core" "$root/tests/test_golden.py" "$root/tests/ai"
