@@ -19,13 +19,15 @@ python3 -m venv --system-site-packages "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install -q --no-deps "$tmp"/wheel/donutbox-*.whl
 cd "$tmp"  # not the source tree: `import donutbox` must find the wheel
 "$tmp/venv/bin/python" -c '
-import donutbox.core as c, sys
+import donutbox.core as c, donutbox.ai.mcts as m, sys
 if not c.compiled:
     sys.exit("compiled.sh: the wheel holds the pure core (no C compiler?): " + c.game.__file__)
-print("compiled core:", c.game.__file__)'
+if m.__file__.endswith(".py"):
+    sys.exit("compiled.sh: the wheel holds the pure search: " + m.__file__)
+print("compiled core and search:", c.game.__file__, m.__file__)'
 # Two tests read Game.__slots__ (the source's structure, the same file in
 # both builds); mypyc's native classes have no __slots__ attribute.
 "$tmp/venv/bin/python" -m pytest -p no:cacheprovider --rootdir "$root" \
   --deselect "tests/core/test_seams.py::test_no_code_outside_game_sets_or_reads_its_private_fields" \
   --deselect "tests/core/test_seams.py::test_state_lists_every_field_and_round_trips" \
-  "$root/tests/core" "$root/tests/test_golden.py"
+  "$root/tests/core" "$root/tests/test_golden.py" "$root/tests/ai"

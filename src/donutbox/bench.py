@@ -19,7 +19,7 @@ what ``pip install .`` builds where a C compiler exists) or ``pure Python``
 ``compare=True`` (``donutbox bench --compare``) also measures MCTS
 iterations per CPU-second (``lab.mcts_speed``, 300 iterations in each of
 its nine positions), then runs the same measures again in a child process
-that imports the core from its ``.py`` files (a wheel keeps them beside the
+that imports the core and the search from their ``.py`` files (a wheel keeps them beside the
 extension modules; ``_PREFER_SOURCE`` puts a finder for them first on
 ``sys.meta_path`` of the child) and prints the compiled / pure ratio of each figure.
 
@@ -65,23 +65,33 @@ def machine() -> str:
     )
 
 
+def search_compiled() -> bool:
+    """True when the search (``ai/mcts.py``) is a compiled module too."""
+    from .ai import mcts
+
+    return not (mcts.__file__ or "").endswith(".py")
+
+
 def core_name() -> str:
-    return "compiled (mypyc)" if core.compiled else "pure Python"
+    if not core.compiled:
+        return "pure Python"
+    return "compiled (mypyc)" + ("" if search_compiled() else "; the search is pure Python")
 
 
 #: The ``--compare`` child's first lines, run before anything imports
 #: donutbox: a finder, first on ``sys.meta_path``, that loads each
-#: ``donutbox.core.*`` module from its ``.py`` file even where a compiled
-#: extension module sits beside it.
+#: ``donutbox.*`` module (the core and the compiled search modules) from
+#: its ``.py`` file even where a compiled extension module sits beside it.
 _PREFER_SOURCE = """
 import importlib.util, os, sys
 spec = importlib.util.find_spec("donutbox")
-where = os.path.join(list(spec.submodule_search_locations)[0], "core")
+where = list(spec.submodule_search_locations)[0]
 class SourceFinder:
     def find_spec(self, name, path, target=None):
-        if not name.startswith("donutbox.core."):
+        parts = name.split(".")
+        if parts[0] != "donutbox" or len(parts) < 2:
             return None
-        file = os.path.join(where, name.rsplit(".", 1)[1] + ".py")
+        file = os.path.join(where, *parts[1:]) + ".py"
         return importlib.util.spec_from_file_location(name, file) if os.path.exists(file) else None
 sys.meta_path.insert(0, SourceFinder())
 """
@@ -244,7 +254,7 @@ def run_compare(
 def _child(args: str) -> None:
     """The ``--compare`` child: pure-Python core, figures as one JSON line."""
     positions, games, playouts, seed = json.loads(args)
-    if core.compiled:
-        raise SystemExit("the child imported the compiled core")
+    if core.compiled or search_compiled():
+        raise SystemExit("the child imported a compiled module")
     results = run_bench(positions, games, playouts, seed, out=lambda _line: None)
     print(json.dumps({"bench": results, "mcts": mcts_rate()}))

@@ -110,11 +110,15 @@ class MctsAgent:
         stop_lead: float | None = None,
         min_iterations: int = 64,
         playout_samples: int = 1,
-        full_replies: int = 0,
-        stop_z: float | None = None,
-        stop_delta: float = 0.0,
-        leaf: str = "margin",
-        ranked_replies: bool = False,
+        # The options below are checked here and refused with an InputError
+        # naming them, so they are typed ``object``: a compiled (mypyc)
+        # function would refuse a wrong type itself, with a TypeError that
+        # names no option, before the check could run.
+        full_replies: object = 0,
+        stop_z: object = None,
+        stop_delta: object = 0.0,
+        leaf: object = "margin",
+        ranked_replies: object = False,
     ) -> None:
         if seconds is None and iterations is None:
             seconds = 1.0
@@ -143,26 +147,26 @@ class MctsAgent:
         #: new child is the best of *all* the legal moves in the sampled world
         #: by the one-ply evaluation (the heuristic's choice), not the best of
         #: ``expand_samples`` sampled ones.
-        self.full_replies = full_replies
+        self.full_replies: int = full_replies
         if stop_z is not None and not (isinstance(stop_z, (int, float)) and 0.0 < stop_z < 100.0):
             raise InputError(f"stop_z must be a number in (0, 100), not {stop_z!r}")
         #: Confidence stop: stop when the most visited root move's mean value
         #: exceeds every other candidate's by more than ``stop_z`` standard
         #: errors of the difference (after ``min_iterations``).  None: never.
-        self.stop_z = stop_z
+        self.stop_z: float | None = None if stop_z is None else float(stop_z)
         if not (isinstance(stop_delta, (int, float)) and 0.0 <= stop_delta < 0.5):
             raise InputError(f"stop_delta must be a number in [0, 0.5), not {stop_delta!r}")
         #: With ``stop_z``: also stop when no other candidate can be better
         #: than the most visited by more than ``stop_delta`` (in value, 0..1):
         #: its mean minus the leader's, plus ``stop_z`` standard errors, is
         #: below ``stop_delta`` for every candidate.  0: only a clear best.
-        self.stop_delta = float(stop_delta)
-        if leaf not in LEAVES:
+        self.stop_delta: float = float(stop_delta)
+        if not isinstance(leaf, str) or leaf not in LEAVES:
             raise InputError(f"leaf must be one of {', '.join(LEAVES)}, not {str(leaf)[:40]!r}")
         #: How a leaf is scored: ``margin`` (the squashed expected-score
         #: margin of ``fasteval``) or ``fitted`` (``value.win_values``: each
         #: player's winning chance, fitted on self-play outcomes).
-        self.leaf = leaf
+        self.leaf: str = leaf
         if not isinstance(ranked_replies, bool):
             raise InputError(
                 f"ranked_replies must be true or false, not {str(ranked_replies)[:40]!r}"
@@ -171,7 +175,7 @@ class MctsAgent:
         #: move (by the one-ply evaluation) that is not a child yet, instead of
         #: the best legal move (which is usually a child already, so that the
         #: tree there holds only the heuristic's choice for each tray).
-        self.ranked_replies = ranked_replies
+        self.ranked_replies: bool = ranked_replies
         if clock not in CLOCKS:
             raise InputError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         self.clock = clock
@@ -305,17 +309,26 @@ class MctsAgent:
                         legal.append(child)
             for c in legal:
                 c.avail += 1
-            node = max(legal, key=lambda c: _ucb(c, rng, explore))
+            # max(legal, key=UCB) written out (the first of equal best ones):
+            # mypyc cannot compile a lambda that closes over this loop's
+            # variables.
+            node = legal[0]
+            best = _ucb(node, rng, explore)
+            for c in legal[1:]:
+                value = _ucb(c, rng, explore)
+                if value > best:
+                    node, best = c, value
             world.play(node.move)  # type: ignore[arg-type]
             depth += 1
         values = self._playout(world, rng)
-        while node is not None:
-            node.visits += 1
-            if node.mover >= 0:
-                v = values[node.mover]
-                node.total += v
-                node.sq += v * v
-            node = node.parent  # type: ignore[assignment]
+        up: Node | None = node
+        while up is not None:
+            up.visits += 1
+            if up.mover >= 0:
+                v = values[up.mover]
+                up.total += v
+                up.sq += v * v
+            up = up.parent
 
     def _best_reply(self, world: Game, node: Node) -> Move:
         """The move of the player to move in ``world`` after which the
