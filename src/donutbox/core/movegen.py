@@ -7,11 +7,13 @@ size):
 
 - per matching rule, face and requirement, the fitting (rotation, lock)
   choices (``MatchRule.fits``);
-- per face and (place, requirement), the list of moves, which most places
-  keep from one ply to the next: a list indexed by the pair's place id (see
-  ``Counter.places``), bounded by the ids' renumbering;
-- per face and place, each move object once, reused whenever the place's
-  requirement changes back and forth.
+- per face and place, each move object once, in a list by slot (reused
+  whenever the place's requirement changes back and forth);
+- per face and (place, requirement), that requirement's fitting slots and
+  the place's list of moves by slot, which most places keep from one ply to
+  the next: lists indexed by the pair's place id (see ``Counter.places``),
+  bounded by the ids' renumbering.  Listing picks the moves out by slot:
+  no list is kept per (face, place, requirement).
 
 The tables are keyed by the matching rule object (``rules.match_rule``).
 """
@@ -79,20 +81,26 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
         table = tables.get(face)
         if table is None:
             table = tables[face] = _FaceTable(face, match)
-        # The face's move lists by place id (None: not made yet): an index,
-        # not a hash look-up, per (face, place).
-        lists = table.lists
-        if len(lists) < n:
-            lists += [None] * (n - len(lists) + _GROW)
+        # Per place id (an index, not a hash look-up, per (face, place)):
+        # the fitting slots (None: not looked up yet) and the position's
+        # moves by slot.  No list is kept per (face, place id): the moves
+        # are picked out of the position's list by slot, so a new pair
+        # makes no object the collector would then walk.
+        slots_at = table.slots_at
+        if len(slots_at) < n:
+            grow = n - len(slots_at) + _GROW
+            slots_at += [None] * grow
+            table.made_at += [_NO_MOVES] * grow
+        made_at = table.made_at
         for pk in places:
-            found = lists[pk >> 16]
-            if found is None:
-                found = lists[pk >> 16] = table.build(pk)
-            if found:
-                # (``+=``, not ``out.extend``: the compiled core's
-                # ``extend`` goes through ``PyList_SetSlice`` on CPython
-                # 3.11, ``+=`` straight to the list's concatenation.)
-                out += found
+            pid = pk >> 16
+            options = slots_at[pid]
+            if options is None:
+                options = table.build(pk)
+            if options:
+                made = made_at[pid]
+                for slot in options:
+                    out.append(made[slot])
     return out
 
 
@@ -111,16 +119,20 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
 class _FaceTable:
     """Memo tables of one face under one matching rule (see the module doc)."""
 
-    __slots__ = ("accept", "face", "lists", "moves", "options")
+    __slots__ = ("accept", "face", "made_at", "moves", "options", "slots_at")
 
     def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
         self.accept = match.accept_table()
         self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
-        #: Per place id (``Counter.places``), the moves (None: not made yet).
-        self.lists: list[list[Move] | None] = []
-        #: Per position, its moves by slot (None: not made yet).
-        self.moves: dict[int, list[Move | None]] = {}
+        #: Per place id (``Counter.places``): the fitting slots of its
+        #: requirement (None: not looked up yet) ...
+        self.slots_at: list[tuple[int, ...] | None] = []
+        #: ... and its position's moves by slot (``moves``; ``_NO_MOVES``
+        #: where no slot fits).
+        self.made_at: list[list[Move]] = []
+        #: Per position, its moves by slot (``_UNMADE``: not made yet).
+        self.moves: dict[int, list[Move]] = {}
 
     def slots(self, key: int) -> tuple[int, ...]:
         options = self.options.get(key)
@@ -128,38 +140,41 @@ class _FaceTable:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
         return options
 
-    def build(self, pk: int) -> list[Move]:
-        """The moves of this face at a packed place (not yet in ``lists``)."""
+    def build(self, pk: int) -> tuple[int, ...]:
+        """The fitting slots of this face at a packed place (not yet in
+        ``slots_at``), its moves made; both noted by the place id."""
         key = pk & 0xFFFF
+        pid = pk >> 16
         options = self.options.get(key)
         if options is None:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
+        self.slots_at[pid] = options
         if not options:
-            return _NONE
+            return options
         # Any (and ``dict[Any, ...]``): the compiled core hands the int object
         # ``PLACE_OF`` holds to the look-up instead of boxing a new one.
-        pb: Any = PLACE_OF[pk >> 16]
-        moves: dict[Any, list[Move | None]] = self.moves
+        pb: Any = PLACE_OF[pid]
+        moves: dict[Any, list[Move]] = self.moves
         made = moves.get(pb)
         if made is None:
-            made = moves[pb] = [None] * SLOTS
-        found: list[Move] = []
+            made = moves[pb] = [_UNMADE] * SLOTS
+        self.made_at[pid] = made
         p: int = pb
         for slot in options:
-            move = made[slot]
-            if move is None:
+            if made[slot] is _UNMADE:
                 y = p // STRIDE
                 x = p - y * STRIDE - OFFSET
-                move = _new_move(
+                made[slot] = _new_move(
                     Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot])
                 )
-                made[slot] = move
-            found.append(move)
-        return found  # the caller keeps it in ``lists``: a list, never mutated
+        return options
 
 
-_NONE: Final[list[Move]] = []
 _PASS: Final = Move(PASS)
+#: A slot whose move is not made yet (compared by identity).
+_UNMADE: Final = Move(PASS, "unmade")
+#: The moves of a place id where no slot fits (never read).
+_NO_MOVES: Final[list[Move]] = []
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 #: The generation of place ids the memo lists are indexed by.
 _EPOCH: Final[list[object]] = [PID_EPOCH[0]]
