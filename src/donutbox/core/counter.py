@@ -145,6 +145,14 @@ class Run:
 #: when asked for them (``Counter.numbered_places``).
 _PIDS: Final[dict[int, int]] = {}
 PLACE_OF: Final[list[int]] = []
+#: The same place ids' positions and requirements numbered too (dense,
+#: from 0, renumbered with them): ``POS_OF[pid]`` / ``REQ_OF[pid]``, by
+#: which move generation indexes its tables of moves per position and of
+#: fitting slots per requirement (no hashing).
+POS_OF: Final[list[int]] = []
+REQ_OF: Final[list[int]] = []
+POS_IDS: Final[dict[int, int]] = {}
+REQ_IDS: Final[dict[int, int]] = {}
 PID_LIMIT: Final = 200_000
 #: The numbering's generation: a new object at each ``reset_place_ids``.
 #: An object compared by identity, not a count, so that a counter that
@@ -161,8 +169,18 @@ def place_id(full: int) -> int:
     if v is None:
         if len(PLACE_OF) >= PID_LIMIT:
             reset_place_ids()
-        v = _PIDS[full] = (len(PLACE_OF) << 16) | (full & 0xFFFF)
-        PLACE_OF.append(full >> 16)
+        key = full & 0xFFFF
+        p = full >> 16
+        v = _PIDS[full] = (len(PLACE_OF) << 16) | key
+        PLACE_OF.append(p)
+        n = POS_IDS.get(p)
+        if n is None:
+            n = POS_IDS[p] = len(POS_IDS)
+        POS_OF.append(n)
+        n = REQ_IDS.get(key)
+        if n is None:
+            n = REQ_IDS[key] = len(REQ_IDS)
+        REQ_OF.append(n)
     return v
 
 
@@ -171,6 +189,10 @@ def reset_place_ids() -> None:
     when next asked, and move generation drops its memo lists)."""
     _PIDS.clear()
     PLACE_OF.clear()
+    POS_OF.clear()
+    REQ_OF.clear()
+    POS_IDS.clear()
+    REQ_IDS.clear()
     PID_EPOCH[0] = object()
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, Final
 
-from .counter import PID_EPOCH, PLACE_OF, Counter, Run
+from .counter import PID_EPOCH, PLACE_OF, POS_IDS, POS_OF, REQ_IDS, REQ_OF, Counter, Run
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -86,11 +86,9 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
         # moves by slot.  No list is kept per (face, place id): the moves
         # are picked out of the position's list by slot, so a new pair
         # makes no object the collector would then walk.
+        if table.seen != n:
+            table.grow(n)
         slots_at = table.slots_at
-        if len(slots_at) < n:
-            grow = n - len(slots_at) + _GROW
-            slots_at += [None] * grow
-            table.made_at += [_NO_MOVES] * grow
         made_at = table.made_at
         for pk in places:
             pid = pk >> 16
@@ -119,7 +117,7 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
 class _FaceTable:
     """Memo tables of one face under one matching rule (see the module doc)."""
 
-    __slots__ = ("accept", "face", "made_at", "moves", "options", "slots_at")
+    __slots__ = ("accept", "by_pos", "by_req", "face", "made_at", "options", "seen", "slots_at")
 
     def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
@@ -128,11 +126,30 @@ class _FaceTable:
         #: Per place id (``Counter.places``): the fitting slots of its
         #: requirement (None: not looked up yet) ...
         self.slots_at: list[tuple[int, ...] | None] = []
-        #: ... and its position's moves by slot (``moves``; ``_NO_MOVES``
+        #: ... and its position's moves by slot (``by_pos``; ``_NO_MOVES``
         #: where no slot fits).
         self.made_at: list[list[Move]] = []
-        #: Per position, its moves by slot (``_UNMADE``: not made yet).
-        self.moves: dict[int, list[Move]] = {}
+        #: Per requirement id (``counter.REQ_OF``), its fitting slots (None:
+        #: not computed yet).
+        self.by_req: list[tuple[int, ...] | None] = []
+        #: Per position id (``counter.POS_OF``), its moves by slot
+        #: (``_UNMADE``: not made yet; the list None: none made yet).
+        self.by_pos: list[list[Move] | None] = []
+        #: How many place ids there were when the lists were last grown.
+        self.seen = -1
+
+    def grow(self, n: int) -> None:
+        """Make room in the lists for ``n`` place ids and their positions'
+        and requirements' ids."""
+        self.seen = n
+        if len(self.slots_at) < n:
+            more = n - len(self.slots_at) + _GROW
+            self.slots_at += [None] * more
+            self.made_at += [_NO_MOVES] * more
+        if len(self.by_pos) < len(POS_IDS):
+            self.by_pos += [None] * (len(POS_IDS) - len(self.by_pos) + _GROW_IDS)
+        if len(self.by_req) < len(REQ_IDS):
+            self.by_req += [None] * (len(REQ_IDS) - len(self.by_req) + _GROW_IDS)
 
     def slots(self, key: int) -> tuple[int, ...]:
         options = self.options.get(key)
@@ -142,32 +159,31 @@ class _FaceTable:
 
     def build(self, pk: int) -> tuple[int, ...]:
         """The fitting slots of this face at a packed place (not yet in
-        ``slots_at``), its moves made; both noted by the place id."""
-        key = pk & 0xFFFF
+        ``slots_at``), its moves made; both noted by the place id.  (The
+        requirement's and the position's tables by their ids: list
+        indexes, no boxed int hashed.)"""
         pid = pk >> 16
-        options = self.options.get(key)
+        rq = REQ_OF[pid]
+        options = self.by_req[rq]
         if options is None:
-            options = self.options[key] = fit_slots(self.face, key, self.accept)
+            options = self.by_req[rq] = fit_slots(self.face, pk & 0xFFFF, self.accept)
         self.slots_at[pid] = options
-        if not options:
-            return options
-        # Any (and ``dict[Any, ...]``): the compiled core hands the int object
-        # ``PLACE_OF`` holds to the look-up instead of boxing a new one.
-        pb: Any = PLACE_OF[pid]
-        moves: dict[Any, list[Move]] = self.moves
-        made = moves.get(pb)
-        if made is None:
-            made = moves[pb] = [_UNMADE] * SLOTS
-        self.made_at[pid] = made
-        p: int = pb
-        for slot in options:
-            if made[slot] is _UNMADE:
-                y = p // STRIDE
-                x = p - y * STRIDE - OFFSET
-                made[slot] = _new_move(
-                    Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot])
-                )
+        if options:
+            pos = POS_OF[pid]
+            made = self.by_pos[pos]
+            if made is None:
+                made = self.by_pos[pos] = [_UNMADE] * SLOTS
+            self.made_at[pid] = made
+            for slot in options:
+                if made[slot] is _UNMADE:
+                    made[slot] = self.move(PLACE_OF[pid], slot)
         return options
+
+    def move(self, p: int, slot: int) -> Move:
+        """The move putting this face at position ``p`` in this slot."""
+        y = p // STRIDE
+        x = p - y * STRIDE - OFFSET
+        return _new_move(Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot]))
 
 
 _PASS: Final = Move(PASS)
@@ -178,8 +194,10 @@ _NO_MOVES: Final[list[Move]] = []
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 #: The generation of place ids the memo lists are indexed by.
 _EPOCH: Final[list[object]] = [PID_EPOCH[0]]
-#: Room added to a face's memo list when the place ids outgrow it.
+#: Room added to a face's memo lists when the place ids outgrow them, and
+#: when the position or requirement ids do.
 _GROW: Final = 1024
+_GROW_IDS: Final = 256
 #: ``Move(...)`` without its generated (interpreted) ``__new__``; Final: the
 #: compiled core keeps it in a C static, not the module's dict.
 _new_move: Final = tuple.__new__
