@@ -576,7 +576,7 @@ class Counter:
             if found is not None and found.open == 0 and found not in sealed:
                 sealed.append(found)
         if len(sealed) > 1:
-            sealed.sort(key=lambda r: r.first)
+            by_first(sealed)
         for r in sealed:
             if len(r.cells) >= 3:
                 self._freeze(r, refresh_places=False)
@@ -663,6 +663,20 @@ class Counter:
                 zone.update(self.layout.cell_zone(c))
             for q in zone:
                 self._refresh(q)
+
+
+def by_first(found: list[Run]) -> None:
+    """Sort runs in reading order of their first cells (distinct), in place:
+    an insertion sort (a handful of runs; ``list.sort(key=...)`` is a
+    Python-level call with a key function from the compiled core)."""
+    for i in range(1, len(found)):
+        r = found[i]
+        first = r.first
+        j = i - 1
+        while j >= 0 and found[j].first > first:
+            found[j + 1] = found[j]
+            j -= 1
+        found[j + 1] = r
 
 
 def _own(r: Run, token: int) -> Run:

@@ -18,7 +18,7 @@ from .counter import DELIVERED_BIT, Counter, Run, pack
 from .errors import IllegalMove, InputError, NotationError
 from .geometry import COORD_LIMIT, cell, xy
 from .matching import lock_choices, slot_of, start_lock
-from .movegen import box_moves, can_place, fit_slots_of, legal_moves
+from .movegen import box_moves, can_place, distinct, fit_slots_of, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
@@ -337,7 +337,7 @@ class Game:
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
             return legal_moves(self.counter, self._match, faces, me, None)
-        faces = list(dict.fromkeys(self.trays[me]))
+        faces = distinct(self.trays[me])
         return legal_moves(self.counter, self._match, faces, me, len(self.piles[me]))
 
     def box_moves(self) -> list[Move]:

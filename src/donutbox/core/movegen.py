@@ -24,7 +24,16 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, Final
 
-from .counter import PID_EPOCH, PLACE_OF, POS_IDS, POS_OF, REQ_IDS, REQ_OF, Counter, Run
+from .counter import (
+    PID_EPOCH,
+    PLACE_OF,
+    POS_IDS,
+    POS_OF,
+    REQ_IDS,
+    REQ_OF,
+    Counter,
+    Run,
+)
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -46,6 +55,17 @@ def legal_moves(
             out.extend(Move(SWAP, f) for f in faces)
         else:
             out.append(_PASS)
+    return out
+
+
+def distinct(faces: list[str]) -> list[str]:
+    """The faces each once, in order of first appearance (as
+    ``list(dict.fromkeys(faces))``, which the compiled core calls as a
+    Python-level class method: a tray holds a handful)."""
+    out: list[str] = []
+    for face in faces:
+        if face not in out:
+            out.append(face)
     return out
 
 
