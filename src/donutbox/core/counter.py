@@ -330,11 +330,14 @@ class Counter:
     def numbered_places(self) -> dict[int, int]:
         """``places``, its values (``(pid << 16) | requirement``) in the
         current numbering of place ids (see ``reset_place_ids``)."""
-        if self._epoch is not PID_EPOCH[0]:
+        # (a loop: if the numbering runs out part way through and starts
+        # again, the places numbered first hold ids of the dropped one)
+        while self._epoch is not PID_EPOCH[0]:
+            epoch = PID_EPOCH[0]
             places = self.places
             for p in places:
                 places[p] = place_id((p << 16) | (places[p] & 0xFFFF))
-            self._epoch = PID_EPOCH[0]
+            self._epoch = epoch
         return self.places
 
     def donuts(self) -> list[Donut]:
