@@ -22,8 +22,14 @@ from donutbox.core.counter import (
     DELIVERED_BIT,
     FLAVOUR_BITS,
     PID_EPOCH,
+    PID_LIMIT,
     PLACE_OF,
+    POS_IDS,
+    POS_OF,
+    REQ_IDS,
+    REQ_OF,
     Counter,
+    place_id,
     reset_place_ids,
 )
 from donutbox.core.geometry import OUTSIDE, cell
@@ -146,6 +152,10 @@ def _lines(layout: str, seed: int, reset_every: int) -> list[list[str]]:
         for p, pk in game.counter.places.items():
             assert pk & 0xFFFF == _requirement(game.counter, p)
             assert PLACE_OF[pk >> 16] == p
+            # the place id's position and requirement ids (move generation's
+            # tables by position and by requirement are indexed by them)
+            assert POS_OF[pk >> 16] == POS_IDS[p]
+            assert REQ_OF[pk >> 16] == REQ_IDS[pk & 0xFFFF]
         lines.append([str(m) for m in moves])
         older = game.copy()
         game.play(moves[rng.randrange(len(moves))])
@@ -161,6 +171,33 @@ def test_place_ids_renumbered_give_the_same_moves() -> None:
             plain = _lines(layout, seed, 0)
             assert _lines(layout, seed, 5) == plain
             assert _lines(layout, seed, 1) == plain
+
+
+def test_a_renumbering_that_starts_while_a_counter_renumbers_gives_the_same_moves() -> None:
+    # A counter numbered before a renumbering renumbers its places when next
+    # listed; if the numbering runs out (PID_LIMIT) part way through, the
+    # places it renumbered first hold ids of the numbering just dropped, and
+    # it must number them again, not list by them.
+    game = Game.new(Rules(), 2, 8)
+    rng = random.Random(8)
+    for _ in range(12):
+        game.play(rng.choice(game.legal_moves()))
+    expected = [str(m) for m in game.legal_moves()]
+    places = len(game.counter.places)
+    assert places > 4
+    reset_place_ids()
+    # Ids of places far from this game, until two ids are left: the counter's
+    # third place starts the numbering again.
+    far = cell(500_000, 500_000)
+    while len(PLACE_OF) < PID_LIMIT - 2:
+        place_id(((far + len(PLACE_OF)) << 16) | 1)
+    epoch = PID_EPOCH[0]
+    moves = [str(m) for m in game.legal_moves()]
+    assert PID_EPOCH[0] is not epoch and len(PLACE_OF) == places
+    assert moves == expected
+    for p, pk in game.counter.places.items():
+        assert PLACE_OF[pk >> 16] == p
+    reset_place_ids()
 
 
 _OTHER_PROCESS = """

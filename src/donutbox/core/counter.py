@@ -145,6 +145,14 @@ class Run:
 #: when asked for them (``Counter.numbered_places``).
 _PIDS: Final[dict[int, int]] = {}
 PLACE_OF: Final[list[int]] = []
+#: The same place ids' positions and requirements numbered too (dense,
+#: from 0, renumbered with them): ``POS_OF[pid]`` / ``REQ_OF[pid]``, by
+#: which move generation indexes its tables of moves per position and of
+#: fitting slots per requirement (no hashing).
+POS_OF: Final[list[int]] = []
+REQ_OF: Final[list[int]] = []
+POS_IDS: Final[dict[int, int]] = {}
+REQ_IDS: Final[dict[int, int]] = {}
 PID_LIMIT: Final = 200_000
 #: The numbering's generation: a new object at each ``reset_place_ids``.
 #: An object compared by identity, not a count, so that a counter that
@@ -161,8 +169,18 @@ def place_id(full: int) -> int:
     if v is None:
         if len(PLACE_OF) >= PID_LIMIT:
             reset_place_ids()
-        v = _PIDS[full] = (len(PLACE_OF) << 16) | (full & 0xFFFF)
-        PLACE_OF.append(full >> 16)
+        key = full & 0xFFFF
+        p = full >> 16
+        v = _PIDS[full] = (len(PLACE_OF) << 16) | key
+        PLACE_OF.append(p)
+        n = POS_IDS.get(p)
+        if n is None:
+            n = POS_IDS[p] = len(POS_IDS)
+        POS_OF.append(n)
+        n = REQ_IDS.get(key)
+        if n is None:
+            n = REQ_IDS[key] = len(REQ_IDS)
+        REQ_OF.append(n)
     return v
 
 
@@ -171,6 +189,10 @@ def reset_place_ids() -> None:
     when next asked, and move generation drops its memo lists)."""
     _PIDS.clear()
     PLACE_OF.clear()
+    POS_OF.clear()
+    REQ_OF.clear()
+    POS_IDS.clear()
+    REQ_IDS.clear()
     PID_EPOCH[0] = object()
 
 
@@ -308,11 +330,14 @@ class Counter:
     def numbered_places(self) -> dict[int, int]:
         """``places``, its values (``(pid << 16) | requirement``) in the
         current numbering of place ids (see ``reset_place_ids``)."""
-        if self._epoch is not PID_EPOCH[0]:
+        # (a loop: if the numbering runs out part way through and starts
+        # again, the places numbered first hold ids of the dropped one)
+        while self._epoch is not PID_EPOCH[0]:
+            epoch = PID_EPOCH[0]
             places = self.places
             for p in places:
                 places[p] = place_id((p << 16) | (places[p] & 0xFFFF))
-            self._epoch = PID_EPOCH[0]
+            self._epoch = epoch
         return self.places
 
     def donuts(self) -> list[Donut]:
@@ -554,7 +579,7 @@ class Counter:
             if found is not None and found.open == 0 and found not in sealed:
                 sealed.append(found)
         if len(sealed) > 1:
-            sealed.sort(key=lambda r: r.first)
+            by_first(sealed)
         for r in sealed:
             if len(r.cells) >= 3:
                 self._freeze(r, refresh_places=False)
@@ -641,6 +666,20 @@ class Counter:
                 zone.update(self.layout.cell_zone(c))
             for q in zone:
                 self._refresh(q)
+
+
+def by_first(found: list[Run]) -> None:
+    """Sort runs in reading order of their first cells (distinct), in place:
+    an insertion sort (a handful of runs; ``list.sort(key=...)`` is a
+    Python-level call with a key function from the compiled core)."""
+    for i in range(1, len(found)):
+        r = found[i]
+        first = r.first
+        j = i - 1
+        while j >= 0 and found[j].first > first:
+            found[j + 1] = found[j]
+            j -= 1
+        found[j + 1] = r
 
 
 def _own(r: Run, token: int) -> Run:

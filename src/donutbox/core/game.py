@@ -18,7 +18,7 @@ from .counter import DELIVERED_BIT, Counter, Run, pack
 from .errors import IllegalMove, InputError, NotationError
 from .geometry import COORD_LIMIT, cell, xy
 from .matching import lock_choices, slot_of, start_lock
-from .movegen import box_moves, can_place, fit_slots_of, legal_moves
+from .movegen import box_moves, can_place, distinct, fit_slots_of, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
@@ -27,6 +27,8 @@ from .view import PlayerView, make_view
 
 TRAY_SIZE: Final = GAME_INFO.tray_size
 _new_state = tuple.__new__
+#: ``Delivery(...)`` without its generated (interpreted) ``__new__``.
+_new_delivery: Final = tuple.__new__
 
 
 class Game:
@@ -337,7 +339,7 @@ class Game:
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
             return legal_moves(self.counter, self._match, faces, me, None)
-        faces = list(dict.fromkeys(self.trays[me]))
+        faces = distinct(self.trays[me])
         return legal_moves(self.counter, self._match, faces, me, len(self.piles[me]))
 
     def box_moves(self) -> list[Move]:
@@ -423,7 +425,9 @@ class Game:
             points = r.points
             self._scores[me] += points
             self._delivered[me] += 1
-            self.deliveries.append(Delivery(ply, BOXED, len(r.cells), points, (me,), xy(r.first)))
+            self.deliveries.append(
+                _new_delivery(Delivery, (ply, BOXED, len(r.cells), points, (me,), xy(r.first)))
+            )
             self._streak = 0
         elif kind == SWAP:
             tray = self.trays[me]
@@ -537,14 +541,22 @@ class Game:
             for p in to:
                 self._scores[p] += points
                 self._delivered[p] += 1
-            self.deliveries.append(Delivery(ply, SEALED, size, points, to, xy(r.first)))
+            self.deliveries.append(
+                _new_delivery(Delivery, (ply, SEALED, size, points, to, xy(r.first)))
+            )
 
     def _majority(self, r: Run) -> tuple[int, ...]:
-        held = r.held[: len(self.names)]
-        best = max(held)
+        # (loops, not ``max`` and a generator: the compiled core calls those
+        # through Python-level machinery)
+        held = r.held
+        n = len(self.names)
+        best = 0
+        for p in range(n):
+            if held[p] > best:
+                best = held[p]
         if best == 0:
             return ()
-        return tuple(p for p, h in enumerate(held) if h == best)
+        return tuple([p for p in range(n) if held[p] == best])
 
     def _finish(self, why: str) -> None:
         for r in self.counter.boxes():
@@ -552,7 +564,9 @@ class Game:
             points = r.points
             for p in to:
                 self._scores[p] += points
-            self.deliveries.append(Delivery(None, END, len(r.cells), points, to, xy(r.first)))
+            self.deliveries.append(
+                _new_delivery(Delivery, (None, END, len(r.cells), points, to, xy(r.first)))
+            )
         self._finished = True
         self.ended_by = why
 

@@ -126,7 +126,9 @@ def fit_slots(face: str, requirement: int, accept: tuple[bool, ...]) -> tuple[in
     m1 = (requirement >> 4) & 15
     m2 = (requirement >> 8) & 15
     m3 = (requirement >> 12) & 15
-    touched = ((m0 > 0) | (m1 > 0) << 1 | (m2 > 0) << 2 | (m3 > 0) << 3) << 4
+    # (conditionals, not shifted comparisons: the compiled core shifts a
+    # bool through the generic number protocol)
+    touched = (16 if m0 else 0) | (32 if m1 else 0) | (64 if m2 else 0) | (128 if m3 else 0)
     # The fitting slots as bits of one int (slot s: bit s), then the one
     # shared tuple of those slots: no list or tuple is made per call.
     found = 0

@@ -7,11 +7,13 @@ size):
 
 - per matching rule, face and requirement, the fitting (rotation, lock)
   choices (``MatchRule.fits``);
-- per face and (place, requirement), the list of moves, which most places
-  keep from one ply to the next: a list indexed by the pair's place id (see
-  ``Counter.places``), bounded by the ids' renumbering;
-- per face and place, each move object once, reused whenever the place's
-  requirement changes back and forth.
+- per face and place, each move object once, in a list by slot (reused
+  whenever the place's requirement changes back and forth);
+- per face and (place, requirement), that requirement's fitting slots and
+  the place's list of moves by slot, which most places keep from one ply to
+  the next: lists indexed by the pair's place id (see ``Counter.places``),
+  bounded by the ids' renumbering.  Listing picks the moves out by slot:
+  no list is kept per (face, place, requirement).
 
 The tables are keyed by the matching rule object (``rules.match_rule``).
 """
@@ -22,7 +24,16 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, Final
 
-from .counter import PID_EPOCH, PLACE_OF, Counter, Run
+from .counter import (
+    PID_EPOCH,
+    PLACE_OF,
+    POS_IDS,
+    POS_OF,
+    REQ_IDS,
+    REQ_OF,
+    Counter,
+    Run,
+)
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -44,6 +55,17 @@ def legal_moves(
             out.extend(Move(SWAP, f) for f in faces)
         else:
             out.append(_PASS)
+    return out
+
+
+def distinct(faces: list[str]) -> list[str]:
+    """The faces each once, in order of first appearance (as
+    ``list(dict.fromkeys(faces))``, which the compiled core calls as a
+    Python-level class method: a tray holds a handful)."""
+    out: list[str] = []
+    for face in faces:
+        if face not in out:
+            out.append(face)
     return out
 
 
@@ -79,20 +101,24 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
         table = tables.get(face)
         if table is None:
             table = tables[face] = _FaceTable(face, match)
-        # The face's move lists by place id (None: not made yet): an index,
-        # not a hash look-up, per (face, place).
-        lists = table.lists
-        if len(lists) < n:
-            lists += [None] * (n - len(lists) + _GROW)
+        # Per place id (an index, not a hash look-up, per (face, place)):
+        # the fitting slots (None: not looked up yet) and the position's
+        # moves by slot.  No list is kept per (face, place id): the moves
+        # are picked out of the position's list by slot, so a new pair
+        # makes no object the collector would then walk.
+        if table.seen != n:
+            table.grow(n)
+        slots_at = table.slots_at
+        made_at = table.made_at
         for pk in places:
-            found = lists[pk >> 16]
-            if found is None:
-                found = lists[pk >> 16] = table.build(pk)
-            if found:
-                # (``+=``, not ``out.extend``: the compiled core's
-                # ``extend`` goes through ``PyList_SetSlice`` on CPython
-                # 3.11, ``+=`` straight to the list's concatenation.)
-                out += found
+            pid = pk >> 16
+            options = slots_at[pid]
+            if options is None:
+                options = table.build(pk)
+            if options:
+                made = made_at[pid]
+                for slot in options:
+                    out.append(made[slot])
     return out
 
 
@@ -111,16 +137,39 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
 class _FaceTable:
     """Memo tables of one face under one matching rule (see the module doc)."""
 
-    __slots__ = ("accept", "face", "lists", "moves", "options")
+    __slots__ = ("accept", "by_pos", "by_req", "face", "made_at", "options", "seen", "slots_at")
 
     def __init__(self, face: str, match: MatchRule) -> None:
         self.face = face
         self.accept = match.accept_table()
         self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
-        #: Per place id (``Counter.places``), the moves (None: not made yet).
-        self.lists: list[list[Move] | None] = []
-        #: Per position, its moves by slot (None: not made yet).
-        self.moves: dict[int, list[Move | None]] = {}
+        #: Per place id (``Counter.places``): the fitting slots of its
+        #: requirement (None: not looked up yet) ...
+        self.slots_at: list[tuple[int, ...] | None] = []
+        #: ... and its position's moves by slot (``by_pos``; ``_NO_MOVES``
+        #: where no slot fits).
+        self.made_at: list[list[Move]] = []
+        #: Per requirement id (``counter.REQ_OF``), its fitting slots (None:
+        #: not computed yet).
+        self.by_req: list[tuple[int, ...] | None] = []
+        #: Per position id (``counter.POS_OF``), its moves by slot
+        #: (``_UNMADE``: not made yet; the list None: none made yet).
+        self.by_pos: list[list[Move] | None] = []
+        #: How many place ids there were when the lists were last grown.
+        self.seen = -1
+
+    def grow(self, n: int) -> None:
+        """Make room in the lists for ``n`` place ids and their positions'
+        and requirements' ids."""
+        self.seen = n
+        if len(self.slots_at) < n:
+            more = n - len(self.slots_at) + _GROW
+            self.slots_at += [None] * more
+            self.made_at += [_NO_MOVES] * more
+        if len(self.by_pos) < len(POS_IDS):
+            self.by_pos += [None] * (len(POS_IDS) - len(self.by_pos) + _GROW_IDS)
+        if len(self.by_req) < len(REQ_IDS):
+            self.by_req += [None] * (len(REQ_IDS) - len(self.by_req) + _GROW_IDS)
 
     def slots(self, key: int) -> tuple[int, ...]:
         options = self.options.get(key)
@@ -128,43 +177,47 @@ class _FaceTable:
             options = self.options[key] = fit_slots(self.face, key, self.accept)
         return options
 
-    def build(self, pk: int) -> list[Move]:
-        """The moves of this face at a packed place (not yet in ``lists``)."""
-        key = pk & 0xFFFF
-        options = self.options.get(key)
+    def build(self, pk: int) -> tuple[int, ...]:
+        """The fitting slots of this face at a packed place (not yet in
+        ``slots_at``), its moves made; both noted by the place id.  (The
+        requirement's and the position's tables by their ids: list
+        indexes, no boxed int hashed.)"""
+        pid = pk >> 16
+        rq = REQ_OF[pid]
+        options = self.by_req[rq]
         if options is None:
-            options = self.options[key] = fit_slots(self.face, key, self.accept)
-        if not options:
-            return _NONE
-        # Any (and ``dict[Any, ...]``): the compiled core hands the int object
-        # ``PLACE_OF`` holds to the look-up instead of boxing a new one.
-        pb: Any = PLACE_OF[pk >> 16]
-        moves: dict[Any, list[Move | None]] = self.moves
-        made = moves.get(pb)
-        if made is None:
-            made = moves[pb] = [None] * SLOTS
-        found: list[Move] = []
-        p: int = pb
-        for slot in options:
-            move = made[slot]
-            if move is None:
-                y = p // STRIDE
-                x = p - y * STRIDE - OFFSET
-                move = _new_move(
-                    Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot])
-                )
-                made[slot] = move
-            found.append(move)
-        return found  # the caller keeps it in ``lists``: a list, never mutated
+            options = self.by_req[rq] = fit_slots(self.face, pk & 0xFFFF, self.accept)
+        self.slots_at[pid] = options
+        if options:
+            pos = POS_OF[pid]
+            made = self.by_pos[pos]
+            if made is None:
+                made = self.by_pos[pos] = [_UNMADE] * SLOTS
+            self.made_at[pid] = made
+            for slot in options:
+                if made[slot] is _UNMADE:
+                    made[slot] = self.move(PLACE_OF[pid], slot)
+        return options
+
+    def move(self, p: int, slot: int) -> Move:
+        """The move putting this face at position ``p`` in this slot."""
+        y = p // STRIDE
+        x = p - y * STRIDE - OFFSET
+        return _new_move(Move, (PLACE, self.face, x, y - OFFSET, SLOT_ROT[slot], SLOT_LOCK[slot]))
 
 
-_NONE: Final[list[Move]] = []
 _PASS: Final = Move(PASS)
+#: A slot whose move is not made yet (compared by identity).
+_UNMADE: Final = Move(PASS, "unmade")
+#: The moves of a place id where no slot fits (never read).
+_NO_MOVES: Final[list[Move]] = []
 _TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
 #: The generation of place ids the memo lists are indexed by.
 _EPOCH: Final[list[object]] = [PID_EPOCH[0]]
-#: Room added to a face's memo list when the place ids outgrow it.
+#: Room added to a face's memo lists when the place ids outgrow them, and
+#: when the position or requirement ids do.
 _GROW: Final = 1024
+_GROW_IDS: Final = 256
 #: ``Move(...)`` without its generated (interpreted) ``__new__``; Final: the
 #: compiled core keeps it in a C static, not the module's dict.
 _new_move: Final = tuple.__new__

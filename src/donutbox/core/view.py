@@ -14,7 +14,7 @@ from typing import Any
 
 from .counter import Counter, Donut
 from .errors import InputError
-from .movegen import legal_moves
+from .movegen import distinct, legal_moves
 from .moves import SWAP, Move
 from .rules import Rules
 from .state import Delivery, GameState, winners
@@ -64,7 +64,7 @@ class PlayerView:
         """The viewer's legal moves when it is their turn in a dealt game."""
         if self.finished or self.to_move != self.player or self.free:
             return []
-        faces = list(dict.fromkeys(self.tray))
+        faces = distinct(list(self.tray))
         me = self.player
         return legal_moves(self.counter, self.rules.match_rule, faces, me, self.pile_sizes[me])
 
