@@ -141,6 +141,16 @@ def fresh_page(
     return page
 
 
+def wait_until_set_up(page: Any) -> None:
+    """Wait until the app has its server's catalogue and has wired its
+    buttons (``setup()`` in app.js runs after ``/api/meta`` answers; a click
+    before that does nothing).  ``setup()`` fills the opponent list and adds
+    the buttons' listeners in one task, so a filled list means both."""
+    page.wait_for_function(
+        "document.querySelector('#new-game select[name=opponent]').options.length > 0"
+    )
+
+
 def page_for(
     browser: Any, url: str, owner: str | None = None, width: int = 1280, motion: bool = False
 ) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, page_for, post
+from conftest import SHOTS, page_for, post, wait_until_set_up
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -284,6 +284,7 @@ def test_saved_games_show_who_when_score_turn_and_delete(live: str, chromium: An
     token = a["owner_token"]
     b = post(live + "/api/games", {"opponent": "hotseat", "names": ["Cy", "Di"]}, token)
     page = page_for(chromium, live + "/", token)
+    wait_until_set_up(page)
     page.click("#btn-games")
     items = page.locator("#saved-list li.saved")
     expect(items).to_have_count(2)

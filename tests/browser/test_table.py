@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import fresh_page, page_for, post
+from conftest import fresh_page, page_for, post, wait_until_set_up
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -438,6 +438,7 @@ def test_this_browsers_games_carry_its_owner_token(live: str, chromium: Any) -> 
     assert sockets and all(s.endswith(f"/api/games/{game}/ws?token={minted}") for s in sockets)
     other = page_for(chromium, f"{live}/#game={game}")
     expect(other.locator("#setup")).to_be_visible()
+    wait_until_set_up(other)
     other.click("#btn-games")
     expect(other.locator("#saved-list")).to_have_text("No saved games yet.")
     other.context.close()
