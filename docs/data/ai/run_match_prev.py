@@ -137,6 +137,18 @@ def play(
             move = game.play(choice)
         moves[p] += 1
         played.append(str(move))
+    return row(game, seats, seed, cpu, moves, iterations)
+
+
+def row(
+    game: Game,
+    seats: list[str],
+    seed: int,
+    cpu: list[float],
+    moves: list[int],
+    iterations: list[int],
+) -> dict[str, object]:
+    """A finished game's row, as ``run_match.py`` writes them."""
     return {
         "seed": seed,
         "seats": seats,

@@ -18,6 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from run_match_prev import done_games, row
+
 from donutbox.ai import make_agent
 from donutbox.core import Game, Rules
 from donutbox.lab.match import agent_seed
@@ -43,23 +47,13 @@ def play(seats: list[str], seed: int, seconds: float) -> dict[str, object]:
         moves[p] += 1
         iterations[p] += agents[p].last_iterations  # type: ignore[attr-defined]
         game.play(move)
-    return {
-        "seed": seed,
-        "seats": seats,
-        "scores": game.scores,
-        "winners": game.winners,
-        "plies": game.ply,
-        "cpu": [round(c, 3) for c in cpu],
-        "moves": moves,
-        "iterations": iterations,
-    }
+    return row(game, seats, seed, cpu, moves, iterations)
 
 
 def main() -> None:
     seconds, seed0, games, out = sys.argv[1:5]
     path = Path(out)
-    rows = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
-    done = {(r["seed"], tuple(r["seats"])) for r in rows}
+    done = done_games(path)
     with path.open("a") as f:
         for i in range(int(games)):
             seed = int(seed0) + i // 2

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from run_match_prev import PREV, Previous, done_games
+from run_match_prev import PREV, Previous, done_games, row
 
 from donutbox.ai import (
     make_agent,
@@ -74,16 +74,7 @@ def play(prev: Previous, seats: list[str], seed: int, seconds: float) -> dict[st
             move = game.play(choice)
         moves[p] += 1
         played.append(str(move))
-    return {
-        "seed": seed,
-        "seats": seats,
-        "scores": game.scores,
-        "winners": game.winners,
-        "plies": game.ply,
-        "cpu": [round(c, 3) for c in cpu],
-        "moves": moves,
-        "iterations": iterations,
-    }
+    return row(game, seats, seed, cpu, moves, iterations)
 
 
 def main() -> None:
