@@ -161,3 +161,22 @@ def page_for(
     height = 844 if width < 600 else 800
     viewport = {"width": width, "height": height}
     return fresh_page(browser, url, owner=owner, motion=motion, viewport=viewport)
+
+
+def contested_box_record() -> dict[str, Any]:
+    """A finished record, tests/test_analyse.py's contested box: player 0
+    may box a 12-point run (box@3,0) but swaps instead (a mistake or a blunder: the search values
+    it about tanh(12/40) = 0.29 lower), player 1 boxes it; then nothing fits
+    and both swap until the piles are spent (14 moves in all)."""
+    import donutbox
+    from donutbox.core import dump
+
+    decks = [
+        ["BCRC", "HHHH", "HHHH", "HHHH", "BBBB", "HHHH", "HHHH"],
+        ["CCCB", "HHHH", "HHHH", "HHHH", "HHHH", "HHHH"],
+    ]
+    game = donutbox.Game.deal(decks)
+    for move in ["BCRC@2,0/0=C", "CCCB@2,2/0", "swap HHHH", "box@3,0"] + ["swap HHHH"] * 10:
+        game.play(move)
+    assert game.finished
+    return dump(game)  # type: ignore[no-any-return]

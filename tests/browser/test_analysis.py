@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import page_for, post
+from conftest import contested_box_record, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -44,29 +44,10 @@ def test_analyse_a_finished_game_shows_progress_then_the_graph(live: str, chromi
     expect(page.get_by_role("button", name="Analyse", exact=True)).to_be_hidden()
 
 
-def _contested_box_record() -> dict[str, Any]:
-    """tests/test_analyse.py's contested box: player 0 may box a 12-point run
-    (box@3,0) but swaps instead (a mistake or a blunder: the search values
-    it about tanh(12/40) = 0.29 lower), player 1 boxes it; then nothing fits
-    and both swap until the piles are spent (14 moves in all)."""
-    import donutbox
-    from donutbox.core import dump
-
-    decks = [
-        ["BCRC", "HHHH", "HHHH", "HHHH", "BBBB", "HHHH", "HHHH"],
-        ["CCCB", "HHHH", "HHHH", "HHHH", "HHHH", "HHHH"],
-    ]
-    game = donutbox.Game.deal(decks)
-    for move in ["BCRC@2,0/0=C", "CCCB@2,2/0", "swap HHHH", "box@3,0"] + ["swap HHHH"] * 10:
-        game.play(move)
-    assert game.finished
-    return dump(game)  # type: ignore[no-any-return]
-
-
 def test_a_marked_move_in_the_log_and_its_best_alternative_on_the_board(
     live: str, chromium: Any
 ) -> None:
-    done = post(live + "/api/games/import", _contested_box_record())
+    done = post(live + "/api/games/import", contested_box_record())
     page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
     page.get_by_role("button", name="Analyse", exact=True).click()
     expect(page.locator("#analysis-progress")).to_have_text(
@@ -79,6 +60,8 @@ def test_a_marked_move_in_the_log_and_its_best_alternative_on_the_board(
     third.locator("button.say").click()
     expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
     expect(page.locator("#analysis-best")).to_contain_text("the best was box@3,0")
+    # seen beside the replay's controls (the end's summary is hidden now)
+    expect(page.locator("#analysis-best")).to_be_visible()
     best = page.locator("#board rect.best-move")
     expect(best).to_have_count(1)
     assert best.get_attribute("x") == "3.02" and best.get_attribute("y") == "0.02"

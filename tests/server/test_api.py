@@ -137,6 +137,40 @@ def test_import_and_replay_a_finished_record(client: TestClient) -> None:
     assert detail.startswith(f"move {len(late['moves']) - 1} ")  # the ply is named
 
 
+def test_the_replay_shows_the_open_boxes_of_the_move_shown(client: TestClient) -> None:
+    """The replay's state carries the open boxes at that move (the side
+    panel's "if ended now" and open-box list read them), not the end's.
+    Worked out by hand from RULES.md sections 5 and 6: the start card is
+    four B (a box of 4 nobody holds); BCRC@2,0/0=C puts B at 2,0 (joining the start card's four: a
+    run of 5, value 5, one donut player 0's) and C, C, R locked to C at
+    3,0 / 3,1 / 2,1; CCCB@2,2/0 adds player 1's three C at 2,2 / 3,2 /
+    3,3: a C run of 6 with an R, value 12, held 3 and 3; box@3,0 (move 4)
+    delivers it to player 1."""
+    import donutbox
+    from donutbox.core import dump
+
+    game = donutbox.Game.deal(
+        [
+            ["BCRC", "HHHH", "HHHH", "HHHH", "BBBB", "HHHH", "HHHH"],
+            ["CCCB", "HHHH", "HHHH", "HHHH", "HHHH", "HHHH"],
+        ]
+    )
+    for move in ["BCRC@2,0/0=C", "CCCB@2,2/0", "swap HHHH", "box@3,0"] + ["swap HHHH"] * 10:
+        game.play(move)
+    gid = client.post("/api/games/import", json=dump(game)).json()["id"]
+
+    def boxes(ply: int) -> list[tuple[int, int, int, int, list[int]]]:
+        state = client.get(f"/api/games/{gid}/replay/{ply}").json()["state"]
+        return [(b["x"], b["y"], b["size"], b["points"], b["held"]) for b in state["boxes"]]
+
+    assert boxes(0) == [(0, 0, 4, 4, [0, 0])]  # the start card: a box nobody holds
+    blue = (0, 0, 5, 5, [1, 0])
+    assert boxes(2) == [blue, (3, 0, 6, 12, [3, 3])]
+    assert boxes(4) == [blue]  # the C box delivered by player 1
+    # The end: end scoring is no delivery (section 8), the B box stays open.
+    assert boxes(14) == [blue]
+
+
 def _paths_with(value: Any, needle: str, path: str = "") -> list[str]:
     if isinstance(value, str):
         return [path] if needle in value else []

@@ -35,7 +35,7 @@ from .online import digest
 from .protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
 from .routes_online import bearer
 from .routing import Creating, HubDep
-from .session import HUMAN, ONLINE, GameSession
+from .session import HUMAN, ONLINE, GameSession, open_boxes
 
 router = APIRouter()
 
@@ -297,7 +297,11 @@ async def replay_at(
         raise Invalid(f"ply must be from 0 to {s.game.ply}")
     # Off the event loop: a long record takes a while to play again.
     game = await limits.run_blocking(cut, s.game, ply, what="replay")
-    return {"ply": ply, "of": s.game.ply, "state": game.view(-1).to_dict()}
+    # The open boxes too (public): the side panel's "if ended now" and its
+    # list of open boxes are those of the move shown, not of the end.
+    state = game.view(-1).to_dict()
+    state["boxes"] = open_boxes(game)
+    return {"ply": ply, "of": s.game.ply, "state": state}
 
 
 @router.websocket("/api/games/{game_id}/ws")

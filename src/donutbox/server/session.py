@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core import DonutboxError, Game, Move, PlayerView
 from ..core import cut as cut_game
+from ..core.geometry import xy
 from ..summary import sorted_moves
 from .errors import ActionError as ActionError  # re-exported: the base of every refusal
 from .errors import Conflict, Invalid, NotAllowed, Stale
@@ -141,7 +142,7 @@ class GameSession:
         # The counter and the open boxes are public and the same for every
         # reader of this version: made once per version.
         if self._public[0] != self.version:
-            self._public = (self.version, view.table_cells(), _boxes(self.game))
+            self._public = (self.version, view.table_cells(), open_boxes(self.game))
         _, cells, boxes = self._public
         data = view.to_dict(cells=cells)
         data.update(
@@ -382,12 +383,11 @@ class GameSession:
         return name, bounded(name, dict(self.options.get("agent", {})))
 
 
-def _boxes(game: Game) -> list[dict[str, Any]]:
-    """Every open box with its size, value and holdings (public information)."""
+def open_boxes(game: Game) -> list[dict[str, Any]]:
+    """Every open box with its size, value and holdings (public information:
+    the live state's ``boxes``, and the replay's at each move)."""
     out = []
     for r in game.counter.boxes():
-        from ..core.geometry import xy
-
         x, y = xy(r.first)
         out.append(
             {

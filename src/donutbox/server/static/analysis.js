@@ -127,8 +127,10 @@ export function drawBest() {
   if (!r || r.ply < 1) return;
   const m = analysedMove(r.ply - 1);
   if (!m || !m.mark) return;
-  const say = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1} (${m.move}) was a ${WORDS[m.mark]}: the best was ${m.best} (winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%).`);
-  $("#analysis").append(say);
+  const say = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1} (${m.move}) was a ${WORDS[m.mark]}: the best was ${m.best} (winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%), outlined on the counter.`);
+  // In the replay's own panel, beside the moves: the end's summary (where
+  // the graph is) is hidden while an earlier move is shown.
+  $("#replay").prepend(say);
   // A placement: the card's 2x2 place; a box: the donut named.
   const place = PLACE_RE.exec(m.best);
   const boxed = /^box@(-?\d+),(-?\d+)$/.exec(m.best);

@@ -52,7 +52,7 @@ export function drawSide() {
     tbody.append(tr);
   });
   drawNotes();
-  drawOpenBoxes();
+  drawOpenBoxes(s);
   drawWatchers();
   drawClocks();
   const log = $("#log");
@@ -136,8 +136,10 @@ function drawSummary(s) {
   order.forEach((p) => {
     const tr = h("tr");
     if (s.winners.includes(p)) tr.className = "winner";
+    // A long name is cut with an ellipsis (the table must fit a phone);
+    // its full text stays the cell's text and its tooltip.
     const who = h("td");
-    who.append(markIcon(p), document.createTextNode(s.players[p]));
+    who.append(markIcon(p), h("span", { className: "name", title: s.players[p] }, s.players[p]));
     tr.append(h("td", {}, `${ahead(p) + 1}.`), who);
     for (const v of [s.scores[p], split[p].sealed, split[p].boxed, split[p].end, s.delivered[p]]) tr.append(h("td", {}, String(v)));
     table.append(tr);
@@ -177,9 +179,9 @@ export function drawLastMoves() {
   out.hidden = !recent.length;
 }
 
-// Each open box: its size and value, and who holds the most of it.
-function drawOpenBoxes() {
-  const s = store.state;
+// Each open box: its size and value, and who holds the most of it (in the
+// replay, those of the move shown).
+function drawOpenBoxes(s) {
   const ul = $("#open-boxes");
   ul.replaceChildren();
   const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
