@@ -70,3 +70,29 @@ def test_a_marked_move_in_the_log_and_its_best_alternative_on_the_board(
     expect(page.locator("#rp-ply")).to_have_text("move 4 of 14")
     expect(page.locator("#board rect.best-move")).to_have_count(0)
     expect(page.locator("#analysis-best")).to_have_count(0)
+
+
+def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
+    # The contested box again: move 3 (player 0's swap instead of the box)
+    # is marked (the test above), so the graph has a dot for it, a button;
+    # a click on the graph's right edge opens the last move.
+    done = post(live + "/api/games/import", contested_box_record())
+    page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
+    page.get_by_role("button", name="Analyse", exact=True).click()
+    expect(page.locator("#analysis-progress")).to_have_text(
+        "Analysis done: 14 of 14 moves", timeout=60_000
+    )
+    dot = page.locator('#analysis-graph circle.marked[data-ply="2"]')
+    expect(dot).to_have_count(1)
+    dot.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
+    expect(page.locator("#analysis-best")).to_be_visible()
+    page.click("#rp-close")
+    expect(page.locator("#replay")).to_be_hidden()
+    graph = page.locator("#analysis-graph")
+    box = graph.bounding_box()
+    assert box is not None
+    graph.click(position={"x": box["width"] - 2, "y": box["height"] / 2})
+    expect(page.locator("#rp-ply")).to_have_text("move 14 of 14")
+    page.context.close()

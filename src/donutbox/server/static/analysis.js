@@ -8,6 +8,7 @@ import { $, el, h, PLACE_RE, SVGNS, showError } from "./dom.js";
 import { store, set } from "./store.js";
 import { api } from "./api.js";
 import { player } from "./palette.js";
+import { showReplay } from "./replay.js";
 
 const POLL_MS = 400;
 const WORDS = { inaccuracy: "inaccuracy", mistake: "mistake", blunder: "blunder" };
@@ -72,6 +73,19 @@ function graph(doc) {
   const y = (v) => H - pad - v * (H - 2 * pad);
   svg.append(el("rect", { x: 0, y: 0, width: W, height: H, fill: "none", stroke: "#ccc" }));
   svg.append(el("line", { x1: pad, x2: W - pad, y1: y(0.5), y2: y(0.5), stroke: "#bbb", "stroke-dasharray": "3 3" }));
+  for (const [v, text] of [[1, "100%"], [0.5, "50%"], [0, "0%"]]) {
+    svg.append(el("text", { x: pad + 1, y: Math.min(H - pad - 1, Math.max(pad + 8, y(v) - 2)), "font-size": 8, fill: "#888", "aria-hidden": "true" }, text));
+  }
+  // A click anywhere on the graph opens the replay at the nearest move (as
+  // lichess's graph does); the marked moves' dots are buttons too.
+  svg.addEventListener("click", (e) => {
+    const box = svg.getBoundingClientRect();
+    if (!box.width || !n) return;
+    const at = ((e.clientX - box.left) / box.width) * W;
+    const ply = Math.max(0, Math.min(n - 1, Math.round(n > 1 ? ((at - pad) / (W - 2 * pad)) * (n - 1) : 0)));
+    showReplay(ply + 1);
+  });
+  svg.style.cursor = "pointer";
   doc.players.forEach((name, p) => {
     const mine = doc.moves.filter((m) => m.player === p);
     if (!mine.length) return;
@@ -79,8 +93,10 @@ function graph(doc) {
     svg.append(el("polyline", { points: mine.map((m) => `${x(m.ply)},${y(m.after)}`).join(" "), fill: "none", stroke: colour, "stroke-width": 2, class: "chance" }, undefined));
     for (const m of mine) {
       if (!m.mark) continue;
-      const dot = el("circle", { cx: x(m.ply), cy: y(m.after), r: m.mark === "blunder" ? 5 : m.mark === "mistake" ? 4 : 3, fill: colour, stroke: "#fff" });
+      const dot = el("circle", { cx: x(m.ply), cy: y(m.after), r: m.mark === "blunder" ? 5 : m.mark === "mistake" ? 4 : 3, fill: colour, stroke: "#fff", class: "marked", tabindex: 0, role: "button", "aria-label": `${name}, move ${m.ply + 1}: ${m.mark}; show it in the replay`, "data-ply": m.ply });
       dot.append(el("title", {}, `${name}, move ${m.ply + 1}: ${m.mark}`));
+      dot.addEventListener("click", (e) => { e.stopPropagation(); showReplay(m.ply + 1); });
+      dot.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showReplay(m.ply + 1); } });
       svg.append(dot);
     }
   });
@@ -109,7 +125,8 @@ export function drawAnalysis() {
   box.append(graph(doc));
   const legend = h("p", { className: "analysis-legend" });
   doc.summary.forEach((row) => {
-    const span = h("span", {}, `${doc.players[row.player]}: ${row.blunder} blunders, ${row.mistake} mistakes, ${row.inaccuracy} inaccuracies `);
+    const count = (k, one, many) => `${k} ${k === 1 ? one : many}`;
+    const span = h("span", {}, `${doc.players[row.player]}: ${count(row.blunder, "blunder", "blunders")}, ${count(row.mistake, "mistake", "mistakes")}, ${count(row.inaccuracy, "inaccuracy", "inaccuracies")} `);
     span.style.color = player(row.player).colour;
     legend.append(span);
   });
