@@ -118,13 +118,18 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         state.get("owner_token"),
         viewport={"width": 390, "height": 844},
     )
-    page.wait_for_selector("text=Box it: 8 donuts, 8 pts")
+    page.wait_for_selector("text=Box it: 8 donuts, 8 pts at 0,0")
     assert "0 pts" in page.locator("#scores tbody tr >> nth=0").inner_text()
+    # Focusing the button picks out the box's 8 donuts on the counter.
+    page.focus("text=Box it: 8 donuts, 8 pts at 0,0")
+    assert page.locator("#board rect.run.pointed").count() == 8
+    page.focus("#board")
+    assert page.locator("#board rect.run.pointed").count() == 0
     # Selecting the run shows its size, value and holdings: Ann 4, the start card 4.
     page.locator("#board rect[stroke='#ffb000']").first.click()
     info = page.locator("#preview").inner_text()
     assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
-    page.click("text=Box it: 8 donuts, 8 pts")
+    page.click("text=Box it: 8 donuts, 8 pts at 0,0")
     page.wait_for_function(
         "() => document.querySelector('#scores tbody tr').innerText.includes('8 pts')"
     )

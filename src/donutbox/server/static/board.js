@@ -216,7 +216,7 @@ export function drawBoard(on, refit = false) {
     const mine = offered.includes(`box@${box.x},${box.y}`);
     const hint = hinted === `box@${box.x},${box.y}`;
     for (const [x, y] of box.cells) {
-      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "run hint" : "run" });
+      const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "run hint" : "run", "data-box": `${box.x},${box.y}` });
       hit.addEventListener("click", () => on.run(box, mine));
       hit.append(el("title", {}, `${box.size} donuts, ${box.points} points; ${leadText(s, box)}`));
       svg.append(hit);

@@ -48,7 +48,12 @@ export function drawActions(send) {
   for (const m of cover || !playing ? [] : allowed(s) || s.legal) {
     if (m.startsWith("box@")) {
       const box = s.boxes.find((b) => `box@${b.x},${b.y}` === m);
-      boxes.append(button(`Box it: ${box ? box.size + " donuts, " + box.points + " pts" : m}`, () => send(m)));
+      // Where it is, in words (two boxes may be worth the same) and on the
+      // counter while the button is pointed at or focused.
+      const b = button(`Box it: ${box ? `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}` : m}`, () => send(m));
+      const point = (on) => document.querySelectorAll(`#board rect.run[data-box="${m.slice(4)}"]`).forEach((r) => r.classList.toggle("pointed", on));
+      for (const [type, on] of [["mouseenter", true], ["focus", true], ["mouseleave", false], ["blur", false]]) b.addEventListener(type, () => point(on));
+      boxes.append(b);
     } else if (m.startsWith("swap") || m === "pass") {
       extra.append(button(m === "pass" ? "Pass" : `Swap ${m.slice(5)}`, () => send(m)));
     }
