@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -151,6 +152,34 @@ def test_cli_json_graph_and_progress(tmp_path: Path) -> None:
     assert [s["moves"] for s in data["summary"]] == [3, 3]
     assert "move 6 of 6" in proc.stderr
     assert graph.read_text().lstrip().startswith("<?xml")
+
+
+def test_cli_table_keeps_long_names_apart_and_counts_in_words(tmp_path: Path) -> None:
+    # The contested box played out (player 0 swaps, player 1 boxes it, then
+    # swaps to the end), under two names alike in their first 18 letters.
+    game = _contested_box()
+    for move in ["swap HHHH", "box@3,0"] + ["swap HHHH"] * 10:
+        game.play(move)
+    assert game.finished
+    record = dump(game)
+    record["players"] = ["Bartholomew Smith (1)", "Bartholomew Smith (2)"]
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    proc = _run("analyse", str(path), "--seconds", "0.05")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = lines[1:15]
+    for i, row in enumerate(rows):
+        assert row.split()[0] == str(i + 1)
+        assert f"Bartholomew Smith ({i % 2 + 1})" in row, row
+    assert rows[2].split()[-1] in ("mistake", "blunder")  # the swap (move 3)
+    totals = [line for line in lines if line.startswith("Bartholomew Smith (")]
+    assert len(totals) == 2
+    for line in totals:
+        # "1 mistake", "0 mistakes", "2 inaccuracies": the word agrees
+        for count, word in re.findall(r"(\d+) ([a-z]+)", line.split(": ", 1)[1]):
+            singular = word in ("blunder", "mistake", "inaccuracy")
+            assert singular == (count == "1"), line
 
 
 @pytest.mark.parametrize(

@@ -78,16 +78,22 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(game, analysis, budget), indent=2))
         return 0
     names = game.names
-    print(f"{'move':>4}  {'player':<10} {'played':<18} {'chance':>13}  {'best':<18} mark")
+    # The player column as wide as the longest name (names may be 40
+    # characters: cut past 24), so that "heuristic (1)" and "heuristic (2)"
+    # stay apart.
+    w = max(6, min(24, max(len(n) for n in names)))
+    print(f"{'move':>4}  {'player':<{w}} {'played':<18} {'chance':>13}  {'best':<18} mark")
     for a in analysis:
         best = "" if a.best == a.move else f"{a.best} ({a.best_value:.2f})"
         print(
-            f"{a.ply + 1:>4}  {names[a.player][:10]:<10} {a.move:<18} "
+            f"{a.ply + 1:>4}  {names[a.player][:w]:<{w}} {a.move:<18} "
             f"{a.before:.2f} -> {a.after:.2f}  {best:<18} {a.mark or ''}"
         )
     for p, name in enumerate(names):
         mine = [a.mark for a in analysis if a.player == p]
-        counts = ", ".join(f"{mine.count(m)} {PLURAL[m]}" for m, _ in MARKS)
+        counts = ", ".join(
+            f"{k} {m if k == 1 else PLURAL[m]}" for m, _ in MARKS for k in [mine.count(m)]
+        )
         print(f"{name}: {counts}")
     if out is not None:
         print(f"graph: {out}")
