@@ -184,6 +184,11 @@ export function drawBoard(on, refit = false) {
     if (card) svg.append(el("rect", { x: card.x + 0.02, y: card.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "looked", stroke: player(card.mover).colour }));
     return;
   }
+  if (store.replay && !store.replay.state.finished) {
+    // In the replay, the open boxes of the move shown as in play: each
+    // one's value and the mark of who leads it.
+    for (const box of store.replay.state.boxes || []) svg.append(badge(s, box));
+  }
   if (live) {
     // The cards placed since the viewer's last turn, outlined in their
     // player's colour; each open box's value and its leader's mark.
