@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import contested_box_record, page_for, post
+from conftest import SHOTS, contested_box_record, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -82,12 +82,14 @@ def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
     expect(page.locator("#analysis-progress")).to_have_text(
         "Analysis done: 14 of 14 moves", timeout=60_000
     )
+    page.screenshot(animations="disabled", path=str(SHOTS / "analysis.png"))
     dot = page.locator('#analysis-graph circle.marked[data-ply="2"]')
     expect(dot).to_have_count(1)
     dot.focus()
     page.keyboard.press("Enter")
     expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
     expect(page.locator("#analysis-best")).to_be_visible()
+    page.screenshot(animations="disabled", path=str(SHOTS / "analysis-best.png"))
     page.click("#rp-close")
     expect(page.locator("#replay")).to_be_hidden()
     graph = page.locator("#analysis-graph")
