@@ -1,5 +1,5 @@
 """The replay of a finished game: each move's own scores, open boxes and
-their badges (a module of its own: its own server, whose per-address rate
+their badges (a module of its own, so its own server: the per-address rate
 limit test_table.py's many pages come near)."""
 
 from __future__ import annotations
