@@ -10,7 +10,7 @@ import donutbox
 from donutbox.ai import agent_names, make_agent
 from donutbox.core import STANDARD_DECK
 
-FAST = {"mcts": {"iterations": 40}, "hard": {"iterations": 40}}
+FAST = {"mcts": {"iterations": 40}, "hard": {"iterations": 40}, "expert": {"iterations": 40}}
 
 
 def _agent(name: str):  # type: ignore[no-untyped-def]
@@ -18,7 +18,7 @@ def _agent(name: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    "name", ["random", "greedy", "heuristic", "mcts", "easy", "medium", "hard"]
+    "name", ["random", "greedy", "heuristic", "mcts", "easy", "medium", "hard", "expert"]
 )
 def test_agent_plays_a_whole_game_legally(name: str) -> None:
     game = donutbox.Game.new(donutbox.Rules(layout="splitzkies"), 2, seed=5)
@@ -36,7 +36,7 @@ def test_agent_plays_a_whole_game_legally(name: str) -> None:
 
 def test_registry_names_and_levels() -> None:
     names = agent_names()
-    for required in ("random", "greedy", "heuristic", "mcts", "easy", "medium", "hard"):
+    for required in ("random", "greedy", "heuristic", "mcts", "easy", "medium", "hard", "expert"):
         assert required in names
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("nobody")

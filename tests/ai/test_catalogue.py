@@ -13,6 +13,7 @@ def test_levels_first_then_plain_agents() -> None:
         "easy",
         "medium",
         "hard",
+        "expert",
         "random",
         "greedy",
         "heuristic",
@@ -22,15 +23,17 @@ def test_levels_first_then_plain_agents() -> None:
         ("easy", 1, "greedy"),
         ("medium", 2, "heuristic"),
         ("hard", 3, "mcts"),
+        ("expert", 4, "mcts"),
     ]
 
 
 def test_only_the_search_takes_a_time_budget() -> None:
     timed = {a.name for a in catalogue() if a.timed}
-    assert timed == {"hard", "mcts"}
+    assert timed == {"hard", "expert", "mcts"}
     for a in catalogue():
         if a.timed:
-            assert a.default_seconds == 1.0 and a.max_seconds == 30.0
+            assert a.default_seconds == (5.0 if a.name == "expert" else 1.0)
+            assert a.max_seconds == 30.0
         else:
             assert a.default_seconds is None and a.max_seconds is None
 

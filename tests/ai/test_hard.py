@@ -56,6 +56,16 @@ def test_the_level_is_version_3() -> None:
     assert (previous.full_replies, previous.stop_z, previous.playout_depth) == (0, None, 2)
 
 
+def test_the_expert_level_is_hard_without_its_stop_for_five_seconds() -> None:
+    # The agent the expert screen played (docs/ai.md, "An expert level"):
+    # make_agent("hard", seconds=5.0, stop_z=None), by the catalogue's name.
+    expert = make_agent("expert")
+    assert isinstance(expert, MctsAgent)
+    assert (expert.seconds, expert.iterations, expert.root_width) == (5.0, None, 16)
+    assert (expert.playout_depth, expert.expand_samples, expert.full_replies) == (0, 10, 1)
+    assert (expert.stop_z, expert.stop_lead, expert.leaf) == (None, None, "margin")
+
+
 def test_hard_sees_only_its_players_view() -> None:
     a, b = _twin_games()
     assert a.trays[1] != b.trays[1]

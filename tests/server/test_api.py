@@ -284,12 +284,15 @@ def test_meta_and_the_shared_donut_look(client: TestClient) -> None:
     assert layout["kind"] == "choice" and layout["default"] == "squared-away"
     assert [c["value"] for c in layout["choices"]] == ["squared-away", "splitzkies"]
     assert meta["rules"][2]["kind"] == "flag" and meta["rules"][2]["default"] is False
-    # The catalogue: the three levels first, then the plain agents; only
+    # The catalogue: the four levels first, then the plain agents; only
     # the searching ones take a time budget.
     names = [a["name"] for a in meta["agents"]]
-    assert names[:3] == ["easy", "medium", "hard"] and "mcts" in names and "random" in names
+    assert names[:4] == ["easy", "medium", "hard", "expert"]
+    assert "mcts" in names and "random" in names
     timed = {a["name"] for a in meta["agents"] if a["timed"]}
-    assert timed == {"hard", "mcts"}
+    assert timed == {"hard", "expert", "mcts"}
+    expert = next(a for a in meta["agents"] if a["name"] == "expert")
+    assert expert["level"] == 4 and expert["default_seconds"] == 5.0
     assert all(a["max_seconds"] > 0 for a in meta["agents"] if a["timed"])
     assert meta["players"] == {"min": 2, "max": 4} and meta["max_name_length"] == 40
     palette = meta["palette"]

@@ -44,7 +44,8 @@ HINT_SECONDS = 1.0
 
 
 def hint_agent() -> str:
-    """The hint comes from the catalogue's strongest level (``hard`` today)."""
+    """The hint comes from the catalogue's strongest level (``expert`` today,
+    for ``HINT_SECONDS``)."""
     levels = [a for a in catalogue() if a.level is not None]
     return max(levels, key=lambda a: a.level or 0).name
 
@@ -202,7 +203,7 @@ async def preview(
 async def hint(
     game_id: str, body: Version, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
-    """The strongest level's move (``hard``, one second) for the human to
+    """The strongest level's move (``expert``, one second) for the human to
     move, searched from that player's view only.  Local games only: in an
     online game it would be help the opponent has not agreed to."""
     view = (await local(hub, game_id, authorization)).hint_view(body.version)
