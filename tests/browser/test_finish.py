@@ -37,6 +37,7 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     page = page_for(chromium, live + "/")
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    wait_until_set_up(page)  # a click before setup() wires the buttons does nothing
     page.get_by_role("button", name="Tutorial", exact=True).click()
     lesson = page.locator("#tutorial")
     expect(lesson).to_contain_text("Welcome")
