@@ -301,7 +301,7 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(server: Any, bro
     di = _page(browser, server.url + game["seats"][1]["link"], init=HIDDEN_TAB)
     for page in (cy, di):
         _wait_connected(page)
-    sync_api.expect(cy.locator("#takeback button")).to_have_count(0)  # no move yet
+    sync_api.expect(cy.locator("#takeback button:text-is('Take back')")).to_have_count(0)  # no move yet
     # Di, whose tab is hidden, allows notifications and is told of the turn.
     di.click("#btn-notify")
     sync_api.expect(di.locator("#btn-notify")).to_be_hidden()
@@ -376,4 +376,40 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
         )
     _check_turn([ed, flo], 1)
     for page in (ed, flo):
+        page.context.close()
+
+
+def test_resign_asks_for_confirmation_then_ends_the_game_on_both_pages(
+    server: Any, browser: Any
+) -> None:
+    """Resign is a button and a confirmation in place: Cancel changes
+    nothing; "Yes, resign" ends a game of two at once, and both pages show
+    who resigned and who won, the resigner ranked last."""
+    game = _post(
+        server.url + "/api/online",
+        {"seats": [{"kind": "human", "name": "Em"}, {"kind": "human", "name": "Flo"}]},
+    )
+    em = _page(browser, server.url + game["seats"][0]["link"])
+    flo = _page(browser, server.url + game["seats"][1]["link"])
+    for page in (em, flo):
+        _wait_connected(page)
+    _play_one(em, random.Random(3))  # a move first: the resigner may be ahead
+    flo.click("#takeback button:text-is('Resign')")
+    sync_api.expect(flo.locator("#takeback")).to_contain_text("Resign this game?")
+    sync_api.expect(flo.locator("#btn-resign-yes")).to_be_focused()
+    flo.click("#takeback button:text-is('Cancel')")
+    sync_api.expect(flo.locator("#takeback button:text-is('Resign')")).to_be_visible()
+    assert not _state(flo)["finished"]
+    flo.click("#takeback button:text-is('Resign')")
+    flo.keyboard.press("Enter")  # the focused "Yes, resign"
+    for page in (em, flo):
+        sync_api.expect(page.locator("#summary-head")).to_have_text(
+            "Game over — Flo resigned; winner: Em"
+        )
+        sync_api.expect(page.locator("#summary .ranking tr.winner")).to_contain_text("Em")
+        sync_api.expect(page.locator("#summary .ranking tr >> nth=2")).to_contain_text("2.Flo")
+        sync_api.expect(page.locator("#takeback button")).to_have_count(0)
+    assert _state(em)["ended_by"] == "resign" and _state(em)["winners"] == [0]
+    assert not DIALOGS
+    for page in (em, flo):
         page.context.close()

@@ -241,7 +241,7 @@ class AISeats:
 
     def kick(self, game_id: str) -> None:
         s = self.hub.sessions.get(game_id)
-        if s is None or s.game.finished or not s.ai_to_move() or game_id in self.thinking:
+        if s is None or s.over or not s.ai_to_move() or game_id in self.thinking:
             return
         broker = self.hub.broker
         if not broker.holds(game_id):

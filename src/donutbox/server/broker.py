@@ -67,10 +67,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..core import Game
-from . import throttle
+from . import failpoints, throttle
 from .errors import NoSuchGame
 from .online import Clock
-from .session import HUMAN, GameSession
+from .session import GameSession
 from .storage import StorageError, StoredGame
 
 if TYPE_CHECKING:
@@ -92,6 +92,10 @@ RENEW_TIMEOUT = 1.0
 #: Taken off a lease's length by ``holds`` (seconds, at most a quarter of it):
 #: a lease is trusted only while surely unexpired in Redis.
 LEASE_MARGIN = 0.5
+#: How often the games in memory that someone waits on are compared with
+#: the database (``RedisBroker.reconcile``): the longest a move stored by a
+#: process that died before telling the others stays unseen here.
+RECONCILE_SECONDS = 2.0
 #: Versions heard of for games not in memory, remembered at most.
 HEARD = 10_000
 #: Messages waiting for Redis at most (beyond, dropped: a gap the others fill
@@ -201,6 +205,12 @@ class LocalBroker:
         it was."""
         return False
 
+    async def check_stored(self, game_id: str) -> None:
+        """Before a reader is answered from memory: read the game again if
+        the database is ahead of this process's copy.  One process is the
+        only writer of its games, so here there is nothing to compare."""
+        return None
+
     async def caught_up(self, game_id: str) -> None:
         """After a Stale refusal (and outside the game's lock): read the game
         again if the database is ahead of this process's copy (a version
@@ -266,6 +276,8 @@ class RedisBroker(LocalBroker):
         self.reloads = 0
         self.unsent = 0
         self.takeovers = 0
+        #: games found behind the database by ``reconcile``
+        self.reconciled = 0
 
     # -- life ---------------------------------------------------------------
 
@@ -279,6 +291,7 @@ class RedisBroker(LocalBroker):
             asyncio.ensure_future(self._send_forever()),
             asyncio.ensure_future(self._leases_forever()),
             asyncio.ensure_future(self._beat_forever()),
+            asyncio.ensure_future(self._reconcile_forever()),
         ]
         await asyncio.wait_for(ready.wait(), 10)
 
@@ -349,7 +362,9 @@ class RedisBroker(LocalBroker):
                 self._sending = False
 
     def published(self, s: GameSession) -> None:
-        if s.game.finished:
+        if failpoints.crash_soon("before-publish", failpoints.PUBLISH_GRACE):
+            return
+        if s.over:
             self.release(s.id)  # nothing left to run
         self._send(
             {
@@ -358,7 +373,7 @@ class RedisBroker(LocalBroker):
                 "v": s.version,
                 "r": s.game.to_record(),
                 "op": s.options,
-                "f": s.game.finished,
+                "f": s.over,
                 "e": clock_ref(s),
                 "tb": _takeback_wire(s.takeback),
             }
@@ -542,10 +557,54 @@ class RedisBroker(LocalBroker):
         self._after_change(s)
         return True
 
+    async def check_stored(self, game_id: str) -> None:
+        hub = self.hub
+        assert hub is not None
+        s = hub.sessions.get(game_id)
+        if s is None:
+            return
+        try:
+            stored = await asyncio.to_thread(s.store.versions, [game_id])
+            if stored.get(game_id, -1) > s.version:
+                await self.refresh(game_id)
+        except Exception as err:  # answered from memory, as before
+            log.warning("broker: game %s not compared with the database (%s)", game_id, err)
+
+    async def reconcile(self) -> int:
+        """Find what another process stored without telling this one (it
+        died between its commit and its message, or the message was lost):
+        the stored versions of the games in memory that someone waits on
+        (a reader here, or this process's lease: an AI seat or a clock), in
+        one query; each game found ahead of memory is read again and its
+        readers are sent it.  How many were."""
+        hub = self.hub
+        assert hub is not None
+        watched = [g for g in hub.sessions if g in self.held or hub.fanout.count(g)]
+        if not watched:
+            return 0
+        stored = await asyncio.to_thread(hub.store.versions, watched)
+        behind = 0
+        for game_id in watched:
+            s = hub.sessions.get(game_id)
+            if s is not None and stored.get(game_id, -1) > s.version:
+                behind += await self.refresh(game_id)
+        self.reconciled += behind
+        return behind
+
+    async def _reconcile_forever(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(RECONCILE_SECONDS)
+            try:
+                await self.reconcile()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                log.error("broker: games not compared with the database (%s)", _said(err))
+
     def _after_change(self, s: GameSession) -> None:
         hub = self.hub
         assert hub is not None
-        if s.game.finished:
+        if s.over:
             self.release(s.id)
         hub.seats.kick(s.id)
         hub.clocks.schedule(s)
@@ -620,9 +679,8 @@ class RedisBroker(LocalBroker):
         """Every human seat has joined, some of them on other processes."""
         hub = self.hub
         assert hub is not None
-        humans = {i for i, k in enumerate(s.seats) if k == HUMAN}
         lock = hub.locks.get(s.id)
-        if not humans <= s.joined or lock is None or lock.locked():
+        if not s.humans() <= s.joined or lock is None or lock.locked():
             return
         if s.start_clock():
             hub.clocks.schedule(s)
@@ -741,7 +799,7 @@ class RedisBroker(LocalBroker):
             except Exception as err:  # the seats and clock are started anyway
                 log.warning("broker: game %s not read again on taking its lease (%s)", game_id, err)
             s = hub.sessions.get(game_id) or s
-            if s.game.finished:
+            if s.over:
                 self.release(game_id)
                 return
             if not added:
@@ -830,7 +888,7 @@ class RedisBroker(LocalBroker):
                 continue  # next round (a thinking seat is ending its turn)
             self.stalled.discard(game_id)
             s = hub.sessions.get(game_id)
-            if s is not None and not s.game.finished:
+            if s is not None and not s.over:
                 hub.seats.kick(game_id)
                 hub.clocks.schedule(s)
 
@@ -842,7 +900,7 @@ class RedisBroker(LocalBroker):
         if hub is None:
             return
         for game_id, s in list(hub.sessions.items()):
-            if s.game.finished:
+            if s.over:
                 continue
             hub.seats.kick(game_id)
             hub.clocks.schedule(s)
@@ -851,7 +909,7 @@ class RedisBroker(LocalBroker):
         hub = self.hub
         for game_id in list(self.held):
             s = hub.sessions.get(game_id) if hub is not None else None
-            if s is None or s.game.finished:
+            if s is None or s.over:
                 self.release(game_id)
         if hub is not None:  # games that left memory (held here or not)
             for game_id in [g for g in self.clock_known if g not in hub.sessions]:

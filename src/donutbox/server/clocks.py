@@ -1,23 +1,28 @@
-"""Clocks: one timer per game whose human to move has a running clock; when
-it runs out, the server's medium AI moves for that player (docs/online.md)."""
+"""Clocks: one timer per game whose human to move has a running clock.  When
+it runs out, in a rated game that player loses on time (forfeits.py); in a
+casual one the server's medium AI moves for them (docs/online.md).  A rated
+game whose players have not all arrived is watched too: it is aborted at
+its deadline (``forfeits.ABORT_SECONDS``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from . import ai_runner
 from .ai_runner import seed
 from .errors import Stale
-from .session import HUMAN, GameSession
+from .forfeits import STAND_IN
+from .session import GameSession
 from .storage import StorageError
 
 if TYPE_CHECKING:
     from .hub import Hub
 
-#: The agent that moves for a player whose clock ran out.
-TIMEOUT_AGENT = "heuristic"
+#: The agent that moves for a player whose clock ran out (a casual game).
+TIMEOUT_AGENT = STAND_IN
 
 
 class Clocks:
@@ -33,13 +38,21 @@ class Clocks:
         old = self.timers.pop(s.id, None)
         if old is not None and old is not asyncio.current_task():
             old.cancel()
-        if s.clock is None or s.game.finished:
+        if s.clock is None or s.over:
             return
         broker = self.hub.broker
+        abort_at = s.abort_due()
+        if abort_at is not None:
+            if not broker.holds(s.id):
+                broker.want(s.id)
+                return
+            wait = abort_at - time.time()
+            self._start(s, self._abort_at(s.id, s.version, time.monotonic() + wait))
+            return
         if broker.shared and s.clock.running and not _stored_running(s):
             broker.clock_started(s)  # started here since the last save: tell the others
-        p = s.game.to_move
-        if p is None or s.seats[p] != HUMAN:
+        p = s.human_seat_to_act()
+        if p is None:
             return
         deadline = s.clock.deadline(p)
         if deadline is None:
@@ -48,7 +61,10 @@ class Clocks:
             # Another process may run this clock: the lease says which.
             broker.want(s.id)
             return
-        task = asyncio.ensure_future(self._watch(s.id, s.version, deadline))
+        self._start(s, self._watch(s.id, s.version, deadline))
+
+    def _start(self, s: GameSession, watch: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(watch)
         self.timers[s.id] = task
         game_id = s.id
         task.add_done_callback(lambda t: self._forget(game_id, t))
@@ -62,6 +78,20 @@ class Clocks:
     def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
         if self.timers.get(game_id) is task:
             del self.timers[game_id]
+
+    async def _abort_at(self, game_id: str, version: int, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+        hub = self.hub
+        s = hub.session(game_id)
+        async with hub.lock(game_id):
+            due = s.abort_due()
+            if s.version != version or due is None or due > time.time():
+                return
+            if not hub.broker.holds(game_id):
+                hub.broker.want(game_id)
+                return
+            await s.abort()
+            hub.changed(s)
 
     async def _watch(self, game_id: str, version: int, deadline: float) -> None:
         try:
@@ -96,6 +126,13 @@ class Clocks:
             seat = s.timed_out()
             if seat is None:
                 self.schedule(s)
+                return
+            if s.rated:  # running out of time loses a rated game
+                if not hub.broker.holds(game_id):
+                    hub.broker.want(game_id)
+                    return
+                await s.lose_on_time(seat)
+                hub.changed(s)
                 return
             view = s.game.view(seat)
         move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))

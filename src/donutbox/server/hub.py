@@ -154,12 +154,21 @@ class Hub:
         when the game is damaged (``CorruptGame``, 503, is told to its own
         tokens only) or the server too busy to load it, and a stranger makes
         the server replay nothing.  The caller still checks what the token
-        opens in a game in memory."""
-        if game_id not in self.sessions and GAME_ID.fullmatch(game_id):
+        opens in a game in memory.
+
+        A game already in memory is first compared with its stored version
+        (``broker.check_stored``: with other processes, one of them may have
+        stored a move and died before telling this one), so that a reader
+        arriving or coming back is given the whole current state."""
+        in_memory = game_id in self.sessions
+        if not in_memory and GAME_ID.fullmatch(game_id):
             access = await asyncio.to_thread(self.store.access, game_id)
             if access is None or not token_opens(*access, token):
                 raise NoSuchGame()
-        return await self.load(game_id)
+        s = await self.load(game_id)
+        if in_memory:
+            await self.broker.check_stored(game_id)
+        return s
 
     def _try_build(self, stored: StoredGame) -> GameSession | Exception:
         """The session (playing the record back is the costly part; it
@@ -284,6 +293,17 @@ class Hub:
         task.add_done_callback(self.tasks.discard)
 
     # -- changes ------------------------------------------------------------------
+
+    def arrived(self, s: GameSession, seat: int) -> bool:
+        """A human seat's player is here (said hello on the socket, or used
+        the seat's link over HTTP); under the game's lock.  Once every human
+        seat has arrived the clocks start: True if they started now (the
+        caller tells every reader)."""
+        s.joined.add(seat)
+        if s.humans() <= s.joined and s.start_clock():
+            self.clocks.schedule(s)
+            return True
+        return False
 
     def changed(self, s: GameSession) -> None:
         """After any change of a game: tell every reader, let an AI seat move,

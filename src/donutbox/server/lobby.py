@@ -219,11 +219,12 @@ class Lobby:
         rules_label: str,
         players: int,
         rating: float,
+        clock: dict[str, float],
     ) -> str | None:
-        """Wait for a rated game of these rules; the game's id if this
-        player was paired at once."""
+        """Wait for a rated game of these rules and time control; the game's
+        id if this player was paired at once."""
         await asyncio.to_thread(
-            self.store.enqueue, user, rules, rules_key, rules_label, players, rating
+            self.store.enqueue, user, rules, rules_key, rules_label, players, rating, clock
         )
         try:
             made = await self._pair()

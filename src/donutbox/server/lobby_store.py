@@ -61,6 +61,9 @@ from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
 log = logging.getLogger("donutbox.server.lobby")
 
 MAX_TABLES = 500
+#: The time control of a rated table opened without one, and of quick
+#: match when none is asked for (docs/community.md, "Time controls").
+DEFAULT_CLOCK: dict[str, float] = {"minutes": 5.0, "increment": 3.0}
 #: What a table's id may be (``secrets.token_urlsafe(9)`` makes 12 of these):
 #: anything else is no table, never a query.
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
@@ -123,6 +126,8 @@ class LobbyPlaceRow(CommunityBase):
     rules_label: Mapped[str | None] = mapped_column(String(200), nullable=True)
     players: Mapped[int | None] = mapped_column(Integer, nullable=True)
     rating: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the time control asked for (JSON; migration 0003)
+    clock: Mapped[str | None] = mapped_column(Text, nullable=True)
     since: Mapped[float] = mapped_column(Float)
 
 
@@ -176,6 +181,7 @@ class Waiting:
     players: int
     rating: float
     since: float
+    clock: dict[str, float]
 
 
 @dataclass
@@ -203,8 +209,8 @@ def window(w: Waiting, now: float) -> float:
 
 def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
     """A group to start: the longest-waiting player and the nearest in
-    rating of the same rules and player count, each pair within both
-    players' windows."""
+    rating of the same rules, player count and time control, each pair
+    within both players' windows."""
     for first in sorted(queue, key=lambda w: w.since):
         others = [
             w
@@ -212,6 +218,7 @@ def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
             if w is not first
             and w.rules_key == first.rules_key
             and w.players == first.players
+            and w.clock == first.clock
             and abs(w.rating - first.rating) <= min(window(first, now), window(w, now))
         ]
         others.sort(key=lambda w: (abs(w.rating - first.rating), w.since))
@@ -454,6 +461,14 @@ class LobbyStore:
 
         self._run(work)
 
+    def table_rated(self, table_id: str) -> bool:
+        """Is this an open rated table (False for no such table: joining it
+        then says so)."""
+        if not TABLE_ID.fullmatch(table_id):
+            return False
+        with Session(self.engine) as db:
+            return bool(db.scalar(select(LobbyTableRow.rated).where(LobbyTableRow.id == table_id)))
+
     # -- quick match -------------------------------------------------------------
 
     def enqueue(
@@ -464,6 +479,7 @@ class LobbyStore:
         rules_label: str,
         players: int,
         rating: float,
+        clock: dict[str, float],
     ) -> None:
         def work(db: Session) -> None:
             self._leave_all(db, user.id)
@@ -478,6 +494,7 @@ class LobbyStore:
                     rules_label=rules_label[:200],
                     players=players,
                     rating=rating,
+                    clock=json.dumps(clock),
                     since=self._now(db),
                 )
             )
@@ -522,6 +539,7 @@ class LobbyStore:
                     r.players or 2,
                     r.rating or 0.0,
                     r.since,
+                    json.loads(r.clock) if r.clock else dict(DEFAULT_CLOCK),
                 )
                 for r in rows
             ]
@@ -544,7 +562,7 @@ class LobbyStore:
                         g.rules_key,
                         g.rules_label,
                         [w.user for w in group],
-                        None,
+                        g.clock,
                         True,
                         False,
                     )

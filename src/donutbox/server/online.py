@@ -35,7 +35,7 @@ RATE_PER_SECOND = 10.0
 RATE_BURST = 30
 RATE_CLOSE = 50
 
-MESSAGE_TYPES = ("hello", "move", "preview", "takeback", "answer", "sync", "ping")
+MESSAGE_TYPES = ("hello", "move", "preview", "takeback", "answer", "resign", "sync", "ping")
 
 
 def new_token() -> str:
@@ -87,7 +87,7 @@ def parse_message(text: str | bytes | None) -> dict[str, Any]:
         _text(msg, "token", 200)
     if kind in ("move", "preview"):
         _text(msg, "move", 40)
-    if kind in ("move", "takeback", "answer"):
+    if kind in ("move", "takeback", "answer", "resign"):
         _version(msg)
     if kind == "answer" and not isinstance(msg.get("accept"), bool):
         raise BadMessage("accept: must be true or false")

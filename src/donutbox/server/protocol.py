@@ -22,7 +22,7 @@ from .errors import ActionError, Busy, Conflict, NoSuchGame, NotAllowed, NotIntr
 from .fanout import Connection
 from .hub import Hub
 from .online import RATE_CLOSE, BadMessage, parse_message
-from .session import HUMAN, SPECTATOR
+from .session import SPECTATOR
 from .storage import CorruptGame, StorageError
 
 #: Seconds a new connection has to say hello.
@@ -206,6 +206,9 @@ async def dispatch(hub: Hub, conn: Connection, msg: dict[str, Any]) -> None:
             await s.ask_takeback(conn.seat, msg["version"])
         elif kind == "answer":
             await s.answer_takeback(conn.seat, msg["accept"], msg["version"])
+        elif kind == "resign":
+            await s.resign(conn.seat, msg["version"])
+            conn.put({"type": "ack", "ref": ref, "version": s.version})
         hub.changed(s)
 
 
@@ -230,13 +233,7 @@ async def hello(hub: Hub, conn: Connection, token: str) -> None:
         hub.fanout.attach(conn)
         role = "spectator" if seat == SPECTATOR else "player"
         conn.put({"type": "welcome", "seat": seat, "role": role, "game": s.id})
-        started = False
-        if seat != SPECTATOR:
-            s.joined.add(seat)
-            humans = {i for i, k in enumerate(s.seats) if k == HUMAN}
-            if humans <= s.joined and s.start_clock():
-                hub.clocks.schedule(s)
-                started = True
+        started = seat != SPECTATOR and hub.arrived(s, seat)
         if started:
             # The clocks start now: every reader is told (this one too).
             hub.fanout.publish(s)

@@ -35,6 +35,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..core import Game
+from . import forfeits
 from .accounts import CommunityBase, now
 from .storage import GameRow, Store
 
@@ -185,9 +186,9 @@ class Ratings:
         if stored is None or not stored.finished:
             return False
         game = Game.from_record(stored.record)
-        if not game.finished:
+        if not forfeits.over(game):
             return False
-        place = places(game)
+        place = forfeits.places(game)
         with Session(self.engine) as db, db.begin():
             changed = cast(
                 "CursorResult[Any]",
@@ -214,6 +215,7 @@ class Ratings:
             meta_takebacks = game.meta.get("takebacks", 0)
             rated = (
                 info.rated
+                and not forfeits.aborted(game)
                 and len(seats) == game.players
                 and all(k == "human" for k in stored.seats)
                 and not meta_takebacks
@@ -331,6 +333,22 @@ class Ratings:
                 }
             )
         return out
+
+    def unfinished_rated(self, user_id: int) -> str | None:
+        """A rated lobby game of this user that is still being played (the
+        abandonment rule: docs/community.md), or None."""
+        with Session(self.engine) as db:
+            q = (
+                select(CommunityGameRow.game_id)
+                .join(CommunitySeatRow, CommunitySeatRow.game_id == CommunityGameRow.game_id)
+                .join(GameRow, GameRow.id == CommunityGameRow.game_id)
+                .where(
+                    CommunitySeatRow.user_id == user_id,
+                    CommunityGameRow.rated.is_(True),
+                    GameRow.finished.is_(False),
+                )
+            )
+            return db.scalars(q.limit(1)).first()
 
     def seat_of(self, user_id: int, game_id: str) -> CommunitySeatRow | None:
         with Session(self.engine) as db:

@@ -21,15 +21,16 @@ from pydantic import BaseModel, Field
 
 from ..core import RULE_OPTIONS
 from .accounts import SESSION_COOKIE, User
-from .errors import Invalid, NoSuchGame
+from .errors import Conflict, Invalid, NoSuchGame
 from .hub import Hub
 from .lobby import Lobby
 from .lobby_bus import make_bus
+from .lobby_store import DEFAULT_CLOCK
 from .models import ClockOption, NewOnlineGame, RuleFields, rules_of
 from .online import RateLimit
 from .ratings import Ratings, ordinal
 from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
-from .routes_online import new_online_game
+from .routes_online import make_online_game
 
 router = APIRouter()
 log = logging.getLogger("donutbox.server.lobby")
@@ -50,13 +51,19 @@ CLOSE_TOO_MANY = 4429
 
 class NewTable(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
-    clock: ClockOption | None = None
+    clock: ClockOption | None = Field(
+        None, description="a rated table without one gets 5 minutes + 3 s a move"
+    )
     rated: bool = Field(True, description="a rated game allows no takebacks")
     takebacks: bool = Field(False, description="allow takebacks (the game is then unrated)")
 
 
 class QuickMatch(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
+    clock: ClockOption = Field(
+        default_factory=lambda: ClockOption(**DEFAULT_CLOCK),
+        description="the time control: players are paired only with the same one",
+    )
 
 
 class Invitation(BaseModel):
@@ -85,7 +92,7 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
             takebacks=takebacks,
             **rules,
         )
-        made = await new_online_game(req, hub)
+        made = await make_online_game(req, hub, rated=rated and not takebacks)
         tokens = [s["token"] for s in made["seats"]]
         await asyncio.to_thread(
             ratings.record_game,
@@ -109,6 +116,26 @@ async def lobby_state(c: Community, user: User, shared: bool = False) -> dict[st
     return state
 
 
+def rated_clock(clock: ClockOption | None) -> dict[str, float]:
+    """The time control of a rated game: every rated game has one (the
+    default if none was asked for), of at least a minute."""
+    if clock is None:
+        return dict(DEFAULT_CLOCK)
+    if clock.minutes < 1:
+        raise Invalid("clock.minutes: a rated game needs at least 1 minute")
+    return clock.model_dump()
+
+
+async def not_playing_rated(c: Community, user: User) -> None:
+    """Abandonment: a player with a rated game still being played cannot
+    start another (409 naming it); they finish or resign it first."""
+    game = await asyncio.to_thread(c.ratings.unfinished_rated, user.id)
+    if game is not None:
+        raise Conflict(
+            f"rated: your rated game {game} is still being played; finish or resign it first"
+        )
+
+
 @router.get("/api/lobby")
 async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     """The lobby as the signed-in player sees it (``games``: their games in
@@ -121,7 +148,12 @@ async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
     rules, key, label = _rules(body)
-    clock = None if body.clock is None else body.clock.model_dump()
+    rated = body.rated and not body.takebacks
+    if rated:
+        await not_playing_rated(c, me.user)
+        clock: dict[str, float] | None = rated_clock(body.clock)
+    else:
+        clock = None if body.clock is None else body.clock.model_dump()
     return await c.lobby.open_table(
         me.user, rules, key, label, body.players, clock, body.rated, body.takebacks
     )
@@ -130,6 +162,8 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
 @router.post("/api/lobby/tables/{table_id}/join", dependencies=[Csrf])
 async def join_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
+    if await asyncio.to_thread(c.lobby.store.table_rated, table_id):
+        await not_playing_rated(c, me.user)
     table, game = await c.lobby.join(me.user, table_id)
     return {"table": table, "game": game}
 
@@ -144,9 +178,12 @@ async def leave_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
 async def quick_match(body: QuickMatch, me: Me, c: CommunityDep) -> dict[str, Any]:
     """Wait for a rated game of these rules with players of a similar rating."""
     await c.lobby.touch(me.user)
+    await not_playing_rated(c, me.user)
     rules, key, label = _rules(body)
+    clock = rated_clock(body.clock)
     r = await asyncio.to_thread(c.ratings.rating, me.user.id, key)
-    game = await c.lobby.enqueue(me.user, rules, key, label, body.players, ordinal(r.mu, r.sigma))
+    rating = ordinal(r.mu, r.sigma)
+    game = await c.lobby.enqueue(me.user, rules, key, label, body.players, rating, clock)
     return {"queued": game is None, "game": game}
 
 

@@ -13,7 +13,7 @@ from ..core import DonutboxError, Game
 from . import seating
 from .errors import Invalid, NoSuchGame, NotAllowed, Stale
 from .hub import Hub
-from .models import MAX_NAME, Intent, NewOnlineGame, rules_of
+from .models import MAX_NAME, Intent, NewOnlineGame, Version, rules_of
 from .online import Clock, new_token
 from .online import digest as token_digest
 from .protocol import serve_online
@@ -48,6 +48,13 @@ async def online_reader(
 async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
     """An online game: one secret link per human seat, and a spectator
     link.  The tokens are shown once, here; the server keeps digests."""
+    return await make_online_game(req, hub)
+
+
+async def make_online_game(req: NewOnlineGame, hub: Hub, rated: bool = False) -> dict[str, Any]:
+    """``POST /api/online``'s game; ``rated`` (the lobby's rated games
+    only): running out of time loses it, and it is aborted if its players
+    do not all arrive (server/forfeits.py)."""
     kinds = []
     agents = []
     for i, seat in enumerate(req.seats):
@@ -79,6 +86,7 @@ async def new_online_game(req: NewOnlineGame, hub: HubDep) -> dict[str, Any]:
             "watch": token_digest(watch),
             "clock": clock,
             "takebacks": req.takebacks,
+            "rated": rated,
         }
     }
     options.update(agent_options)
@@ -126,11 +134,31 @@ async def online_move(
         raise NotAllowed("move: spectators cannot act")
     try:
         async with hub.lock(game_id):
+            hub.arrived(s, seat)
             await s.act(intent.move, intent.version, seat)
             hub.changed(s)
             return s.state(seat)
     except Stale:
         await hub.broker.caught_up(game_id)  # this copy may be the one behind
+        raise
+
+
+@router.post("/api/online/{game_id}/resign")
+async def online_resign(
+    game_id: str, body: Version, hub: HubDep, authorization: str | None = Header(None)
+) -> dict[str, Any]:
+    """The bearer's seat resigns (as the socket's ``resign`` message): it
+    forfeits at once and ranks last; a game of two is over."""
+    s, seat = await online_reader(hub, game_id, authorization)
+    if seat == SPECTATOR:
+        raise NotAllowed("resign: spectators cannot act")
+    try:
+        async with hub.lock(game_id):
+            await s.resign(seat, body.version)
+            hub.changed(s)
+            return s.state(seat)
+    except Stale:
+        await hub.broker.caught_up(game_id)
         raise
 
 

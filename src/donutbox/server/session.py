@@ -11,12 +11,14 @@ from __future__ import annotations
 import copy
 import random
 import time
+from datetime import UTC
 from typing import Any
 
 from ..core import DonutboxError, Game, Move, PlayerView
 from ..core import cut as cut_game
 from ..core.geometry import xy
 from ..summary import sorted_moves
+from . import failpoints, forfeits
 from .errors import ActionError as ActionError  # re-exported: the base of every refusal
 from .errors import Conflict, Invalid, NotAllowed, Stale
 from .online import Clock, token_matches
@@ -65,6 +67,10 @@ class GameSession:
         self.watch_digest: str | None = online.get("watch")
         #: An online game allows takebacks only if made with them on.
         self.takebacks_allowed = bool(online.get("takebacks", False))
+        #: A rated game (made by the lobby): running out of time loses it,
+        #: and it is aborted if its players do not all arrive (forfeits.py).
+        self.rated = bool(online.get("rated", False))
+        self.created = stored.created
         #: A local game belongs to the browser whose owner token this digests.
         owner = self.options.get("owner")
         self.owner_digest: str | None = owner if isinstance(owner, str) else None
@@ -115,15 +121,28 @@ class GameSession:
     def has_ai(self) -> bool:
         return any(k != HUMAN for k in self.seats)
 
+    @property
+    def over(self) -> bool:
+        """Over by the rules, or by forfeits or an abort (forfeits.py)."""
+        return forfeits.over(self.game)
+
+    def is_human(self, seat: int) -> bool:
+        """A human plays this seat (not an AI seat, nor a seat whose player
+        forfeited: the stand-in agent plays those)."""
+        return self.seats[seat] == HUMAN and seat not in forfeits.out(self.game)
+
+    def humans(self) -> set[int]:
+        return {p for p in range(len(self.seats)) if self.is_human(p)}
+
     # -- reading --------------------------------------------------------------
 
     def human_seat_to_act(self) -> int | None:
         p = self.game.to_move
-        return p if p is not None and self.seats[p] == HUMAN else None
+        return p if p is not None and not self.over and self.is_human(p) else None
 
     def ai_to_move(self) -> bool:
         p = self.game.to_move
-        return p is not None and self.seats[p] != HUMAN
+        return p is not None and not self.over and not self.is_human(p)
 
     def viewer(self) -> int:
         """Whose view the local browser shows: the human to move (hotseat), or
@@ -145,6 +164,8 @@ class GameSession:
             self._public = (self.version, view.table_cells(), open_boxes(self.game))
         _, cells, boxes = self._public
         data = view.to_dict(cells=cells)
+        if self.over and not self.game.finished:  # ended by forfeits or an abort
+            data.update(finished=True, to_move=None, winners=forfeits.winners(self.game))
         data.update(
             id=self.id,
             title=self.title,
@@ -152,8 +173,8 @@ class GameSession:
             seats=self.seats,
             version=self.version,
             thinking=self.ai_to_move(),
-            ended_by=self.game.ended_by if self.game.finished else None,
-            legal=self.legal_for(view),
+            ended_by=forfeits.ended_by(self.game),
+            legal=[] if self.over else self.legal_for(view),
             boxes=boxes,
             takebacks=self.takebacks,
             practice=self.practice,
@@ -165,6 +186,8 @@ class GameSession:
                 else self.clock.public(self.game.to_move, time.monotonic())
             )
             data["takebacks_on"] = self.takebacks_allowed
+            data["rated"] = self.rated
+            data["forfeits"] = [f.to_dict() for f in forfeits.of(self.game)]
             data["takeback"] = (
                 None
                 if self.takeback is None
@@ -201,6 +224,50 @@ class GameSession:
             raise Conflict("that player's clock has not run out")
         await self._commit(str(move), timed_out=True)
 
+    async def resign(self, seat: int, version: int) -> None:
+        """``seat`` resigns: it forfeits at once (forfeits.py)."""
+        self._fresh(version)
+        if self.over:
+            raise Invalid("resign: the game is over")
+        if seat in forfeits.out(self.game):
+            raise Invalid("resign: you have already left this game")
+        await self._forfeit(seat, "resign")
+
+    async def lose_on_time(self, seat: int) -> None:
+        """In a rated game, ``seat``'s clock has run out: it forfeits."""
+        if self.timed_out() != seat:
+            raise Conflict("that player's clock has not run out")
+        await self._forfeit(seat, "time")
+
+    async def abort(self) -> None:
+        """A rated game whose players did not all arrive: over, unrated."""
+        if self.over or (self.clock is not None and self.clock.running):
+            raise Conflict("abort: the game has started")
+        await self._store(forfeits.with_abort(self.game), copy.deepcopy(self.clock))
+
+    def abort_due(self) -> float | None:
+        """The wall-clock time (seconds since the epoch) at which this rated
+        game is aborted unless every human seat has joined; None if it
+        never is."""
+        if not self.rated or self.over or self.clock is None or self.clock.running:
+            return None
+        made = self.created
+        if made.tzinfo is None:  # SQLite gives back naive UTC times
+            made = made.replace(tzinfo=UTC)
+        return made.timestamp() + forfeits.ABORT_SECONDS
+
+    async def _forfeit(self, seat: int, how: str) -> None:
+        game = forfeits.with_forfeit(self.game, seat, how)
+        clock = copy.deepcopy(self.clock)
+        if clock is not None:
+            # The seat's clock stops for good (the stand-in, if any, plays
+            # without one, as an AI seat does).
+            clock.flagged[seat] = clock.flagged[seat] or how == "time"
+            clock.remaining_ms[seat] = None
+        if clock is not None and self.game.to_move == seat:
+            clock.turn_started = time.monotonic()  # the stand-in's turn now
+        await self._store(game, clock)
+
     async def _commit(self, move_text: str, timed_out: bool = False) -> None:
         trial = self.game.copy()
         mover = trial.to_move
@@ -221,10 +288,11 @@ class GameSession:
         options = self._options(clock) if self.online else None
         try:
             version = await self.store.save_async(
-                self.id, self.version, game.to_record(), game.finished, options
+                self.id, self.version, game.to_record(), forfeits.over(game), options
             )
         except StaleVersion:
             raise Stale("stale state: the game was changed elsewhere") from None
+        failpoints.crash_here("after-store")
         if options is not None:
             self.options = options
         self.clock = clock
@@ -241,7 +309,7 @@ class GameSession:
 
     def start_clock(self) -> bool:
         """Every human seat has joined: start the clocks (once)."""
-        if self.clock is None or self.clock.running or self.game.finished:
+        if self.clock is None or self.clock.running or self.over:
             return False
         self.clock.running = True
         self.clock.turn_started = time.monotonic()
@@ -249,8 +317,8 @@ class GameSession:
 
     def timed_out(self) -> int | None:
         """The human seat to move whose clock has run out, if any."""
-        p = self.game.to_move
-        if self.clock is None or p is None or self.seats[p] != HUMAN:
+        p = self.human_seat_to_act()
+        if self.clock is None or p is None:
             return None
         left = self.clock.left(p, p, time.monotonic())
         return p if left is not None and left <= 0 and self.clock.running else None
@@ -263,7 +331,7 @@ class GameSession:
         if not self.takebacks_allowed:
             raise NotAllowed("takeback: this game was made without takebacks")
         self._fresh(version)
-        if self.game.finished:
+        if self.over:
             raise Invalid("takeback: the game is over")
         if self._last_ply_of(seat) is None:
             raise Invalid("takeback: you have no move to take back")
@@ -289,8 +357,7 @@ class GameSession:
     async def _takeback_if_agreed(self) -> bool:
         assert self.takeback is not None
         by, _, agreed = self.takeback
-        humans = {i for i, k in enumerate(self.seats) if k == HUMAN}
-        if not humans <= agreed:
+        if not self.humans() <= agreed:
             return False
         cut = self._last_ply_of(by)
         assert cut is not None
@@ -366,7 +433,7 @@ class GameSession:
         (only their own tray; the AI sees nothing more than they do)."""
         self._fresh(version)
         seat = self.human_seat_to_act()
-        if seat is None or self.game.finished:
+        if seat is None:
             raise NotAllowed("hint: it is not your turn")
         if self.game.free:
             raise Invalid("hint: a free game (a record without decks) has no tray")
@@ -374,11 +441,13 @@ class GameSession:
 
     def ai_view(self) -> tuple[PlayerView, int] | None:
         p = self.game.to_move
-        if p is None or self.seats[p] == HUMAN:
+        if p is None or self.over or self.is_human(p):
             return None
         return self.game.view(p), p
 
     def agent_spec(self, seat: int) -> tuple[str, dict[str, Any]]:
+        if self.seats[seat] == HUMAN:  # forfeited: the stand-in plays it
+            return forfeits.STAND_IN, {}
         name = self.seats[seat]
         return name, bounded(name, dict(self.options.get("agent", {})))
 

@@ -73,6 +73,8 @@ log = logging.getLogger("donutbox.storage")
 #: first failure (doubled each time).
 SAVE_ATTEMPTS = 3
 SAVE_PAUSE = 0.1
+#: ``Store.versions`` asks for at most this many ids in one query.
+VERSIONS_CHUNK = 500
 #: Milliseconds SQLite waits for a lock held by another connection.
 BUSY_TIMEOUT_MS = 2000
 
@@ -366,6 +368,23 @@ class Store:
         # Outside the session: the SQLite engine has one connection.
         self.quarantine(game_id, damaged.why)
         raise damaged
+
+    def versions(self, game_ids: Iterable[str]) -> dict[str, int]:
+        """The stored version of each of these games that exists (one small
+        query per ``VERSIONS_CHUNK`` ids, reading two columns by primary
+        key): how a process finds what another stored without telling it
+        (server/broker.py, ``RedisBroker.reconcile``)."""
+        ids = list(game_ids)
+        out: dict[str, int] = {}
+        try:
+            with Session(self.engine) as db:
+                for start in range(0, len(ids), VERSIONS_CHUNK):
+                    chunk = ids[start : start + VERSIONS_CHUNK]
+                    query = select(GameRow.id, GameRow.version).where(GameRow.id.in_(chunk))
+                    out.update((row.id, row.version) for row in db.execute(query))
+        except SQLAlchemyError as err:
+            raise self._fail("read the games' versions", err) from None
+        return out
 
     def access(self, game_id: str) -> tuple[str, dict[str, Any]] | None:
         """The mode and options (which hold the token digests) of a stored

@@ -120,19 +120,26 @@ function drawSummary(s) {
   body.replaceChildren();
   if (!s.finished) return;
   const names = (ps) => (ps.length ? ps.map((p) => s.players[p]).join(" and ") : "nobody");
-  $("#summary-head").textContent = `Game over — winner: ${s.winners.map((p) => s.players[p]).join(", ")}`;
+  // Who resigned or lost on time (online games: they rank last, the
+  // earliest to leave last of all; docs/online.md).
+  const gone = (s.forfeits || []).map((f) => f.seat);
+  const left = (f) => `${s.players[f.seat]} ${f.how === "time" ? "lost on time" : "resigned"}`;
+  $("#summary-head").textContent = s.ended_by === "aborted"
+    ? "Game aborted — not every player arrived in time; nobody won and it is not rated"
+    : `Game over — ${[...(s.forfeits || []).map(left), `winner: ${s.winners.map((p) => s.players[p]).join(", ")}`].join("; ")}`;
   const split = s.players.map(() => ({ sealed: 0, boxed: 0, end: 0 }));
   for (const d of s.deliveries) {
     const how = d.how in split[0] ? d.how : d.ply === null ? "end" : "sealed";
     for (const p of d.to) split[p][how] += d.points;
   }
-  const order = s.players.map((_, p) => p).sort((a, b) => s.scores[b] - s.scores[a] || s.delivered[b] - s.delivered[a]);
+  const rank = (p) => (gone.includes(p) ? 1 + gone.length - gone.indexOf(p) : 0);
+  const order = s.players.map((_, p) => p).sort((a, b) => rank(a) - rank(b) || s.scores[b] - s.scores[a] || s.delivered[b] - s.delivered[a]);
   const table = h("table", { className: "ranking" });
   const head = h("tr");
   for (const t of ["", "Player", "Points", "sealed", "boxed", "end", "Boxes"]) head.append(h("th", { scope: "col" }, t));
   table.append(head);
   // Equal points and boxes share a place.
-  const ahead = (p) => order.filter((q) => s.scores[q] > s.scores[p] || (s.scores[q] === s.scores[p] && s.delivered[q] > s.delivered[p])).length;
+  const ahead = (p) => order.filter((q) => rank(q) < rank(p) || (rank(q) === rank(p) && (s.scores[q] > s.scores[p] || (s.scores[q] === s.scores[p] && s.delivered[q] > s.delivered[p])))).length;
   order.forEach((p) => {
     const tr = h("tr");
     if (s.winners.includes(p)) tr.className = "winner";
@@ -147,7 +154,7 @@ function drawSummary(s) {
   body.append(table);
   const top = Math.max(...s.scores);
   const tied = s.scores.filter((x) => x === top).length;
-  if (tied > s.winners.length) body.append(h("p", {}, `Tied on ${top} points: the tiebreak, most boxes delivered, decided it.`));
+  if (tied > s.winners.length && !gone.length && s.ended_by !== "aborted") body.append(h("p", {}, `Tied on ${top} points: the tiebreak, most boxes delivered, decided it.`));
   if (typeof s.takebacks === "number" && s.takebacks > 0) body.append(h("p", {}, `${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}.`));
   const details = h("details");
   details.append(h("summary", {}, "Every box that scored"));

@@ -257,6 +257,7 @@ export class OnlineClient {
   preview(move) { return this.request({ type: "preview", move }); }
   takeback(version) { return this.send({ type: "takeback", version }); }
   answer(accept, version) { return this.send({ type: "answer", accept, version }); }
+  resign(version) { return this.request({ type: "resign", version }); }
   sync() { return this.send({ type: "sync" }); }
 }
 
@@ -484,6 +485,31 @@ export function onlineCreated(game) {
   show("online-links");
 }
 
+// Resign: a button, then an explicit confirmation in place (a game lost by
+// a slip of the finger cannot be taken back).  The confirmation stays open
+// across redraws until answered; any answer closes it.
+let confirmingResign = null;
+function resignButton(box, online, s) {
+  const game = s.id;
+  if (confirmingResign !== game) {
+    box.append(button("Resign", () => { confirmingResign = game; drawOnline(); $("#btn-resign-yes")?.focus(); }));
+    return;
+  }
+  const rated = s.rated ? " This rated game counts as lost." : "";
+  box.append(h("span", {}, `Resign this game? You drop out and rank last.${rated} `));
+  const yes = button("Yes, resign", async () => {
+    confirmingResign = null;
+    try {
+      await online.client.resign(store.state.version);
+    } catch (err) {
+      showError(err.message);
+    }
+    drawOnline();
+  });
+  yes.id = "btn-resign-yes";
+  box.append(yes, button("Cancel", () => { confirmingResign = null; drawOnline(); }));
+}
+
 // Whether `seat` has a move that a takeback could take back (the server
 // counts plies in turn order: ply % players is the seat that made it).
 function hasMove(s, seat) {
@@ -500,12 +526,13 @@ export function drawOnline() {
   const watching = me < 0;
   $("#role").textContent = watching ? "Spectating" : `Seat ${me + 1}: ${s.players[me]}`;
   const notify = $("#btn-notify");
-  notify.hidden = watching || !("Notification" in window) || Notification.permission !== "default";
+  notify.hidden = watching || s.finished || !("Notification" in window) || Notification.permission !== "default";
   const box = $("#takeback");
   box.replaceChildren();
   const t = s.takeback;
   if (watching || s.finished) return;
   const say = (text) => box.append(h("span", {}, text));
+  if (!(s.forfeits || []).some((f) => f.seat === me)) resignButton(box, online, s);
   if (t === null || t === undefined) {
     // Offered only in a game made with takebacks allowed (`takebacks_on`).
     if (hasMove(s, me) && s.takebacks_on !== false) box.append(button("Take back", () => online.client.takeback(s.version)));
