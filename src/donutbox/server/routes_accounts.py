@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from ..core import Game
+from . import limits
 from .accounts import (
     CSRF_COOKIE,
     CSRF_HEADER,
@@ -58,7 +59,8 @@ CommunityDep = Annotated[Community, Depends(community_of)]
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "?"
+    """The key the per-address limits count under (an IPv6 client's /64)."""
+    return limits.client_address(request)
 
 
 def secure(request: Request) -> bool:
@@ -152,17 +154,12 @@ async def account(request: Request, response: Response) -> dict[str, Any]:
     return {"user": _me(who), "csrf": csrf}
 
 
-def _attempt(c: Community, request: Request, name: str) -> None:
-    c.accounts.by_address.take(client_address(request), "address")
-    c.accounts.by_name.take(name.lower()[:20], "name")
-
-
 @router.post("/api/account/signup", dependencies=[Csrf])
 async def sign_up(
     body: Credentials, request: Request, response: Response, c: CommunityDep
 ) -> dict[str, Any]:
-    c.accounts.by_address.take(client_address(request), "address")
-    user = await asyncio.to_thread(c.accounts.sign_up, body.name, body.password)
+    await c.accounts.attempt(client_address(request))
+    user = await c.accounts.sign_up(body.name, body.password)
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
     return {"user": {"name": user.name}, "csrf": csrf}
@@ -172,8 +169,12 @@ async def sign_up(
 async def sign_in(
     body: Credentials, request: Request, response: Response, c: CommunityDep
 ) -> dict[str, Any]:
-    _attempt(c, request, body.name)
-    user = await asyncio.to_thread(c.accounts.check, body.name, body.password)
+    """Signed in by name and password.  Refused with 429 beyond the address's
+    attempts or its wrong passwords for this name; 503 (``Retry-After``)
+    when the password checks' queue is full."""
+    address = client_address(request)
+    await c.accounts.attempt(address)
+    user = await c.accounts.check(body.name, body.password, address)
     await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
@@ -195,10 +196,9 @@ async def change_password(
     body: PasswordChange, request: Request, me: Me, c: CommunityDep
 ) -> dict[str, Any]:
     """A new password; every other session of the account is signed out."""
-    c.accounts.by_address.take(client_address(request), "address")
-    await asyncio.to_thread(
-        c.accounts.change_password, me.user, body.old_password, body.new_password
-    )
+    address = client_address(request)
+    await c.accounts.attempt(address)
+    await c.accounts.change_password(me.user, body.old_password, body.new_password, address)
     await asyncio.to_thread(
         c.accounts.close_other_sessions, me.user, request.cookies.get(SESSION_COOKIE)
     )

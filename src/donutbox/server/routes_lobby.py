@@ -270,3 +270,4 @@ async def stop(app: FastAPI) -> None:
     c: Community | None = getattr(app.state, "community", None)
     if c is not None:
         await c.lobby.close()
+        c.accounts.hashing.close()

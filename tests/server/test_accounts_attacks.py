@@ -1,0 +1,97 @@
+"""Sign-in under attack, against a real ``donutbox serve``: a stranger's wrong
+passwords never lock the owner out, and the per-address limit counts an
+IPv6 client's whole /64 (and an IPv4-mapped address as its IPv4 one).
+
+Client addresses come from ``X-Forwarded-For``: the server trusts it from
+127.0.0.1 (uvicorn's ``forwarded_allow_ips``), as behind a reverse proxy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+PASSWORD = "the owner's password"
+
+
+class Browser:
+    """One browser (its cookies) on the server, at a client address of
+    its choosing for each request."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(base_url=url, timeout=30)
+        self.csrf = self.http.get("/api/account").json()["csrf"]
+
+    def post(self, path: str, body: dict[str, Any], address: str) -> Any:
+        return self.http.post(
+            path,
+            json=body,
+            headers={"X-CSRF-Token": self.csrf, "X-Forwarded-For": address},
+        )
+
+    def sign_in(self, name: str, password: str, address: str) -> Any:
+        return self.post("/api/account/signin", {"name": name, "password": password}, address)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def test_the_right_password_works_after_ten_wrong_ones_from_another_address(
+    module_server: Any,
+) -> None:
+    owner = Browser(module_server.url)
+    stranger = Browser(module_server.url)
+    try:
+        made = owner.post(
+            "/api/account/signup", {"name": "owner", "password": PASSWORD}, "10.1.0.1"
+        )
+        assert made.status_code == 200
+        codes = [stranger.sign_in("owner", f"guess {i}", "10.2.0.2").status_code for i in range(10)]
+        # The stranger's own address is held back after 5 wrong ones ...
+        assert codes == [401] * 5 + [429] * 5
+        # ... and the owner, from their own address, is not.
+        with Browser(module_server.url) as again:
+            r = again.sign_in("owner", PASSWORD, "10.1.0.1")
+        assert r.status_code == 200 and r.json()["user"] == {"name": "owner"}
+        # Nor is anyone else with the right password from yet another address.
+        with Browser(module_server.url) as elsewhere:
+            assert elsewhere.sign_in("owner", PASSWORD, "10.3.0.3").status_code == 200
+    finally:
+        owner.close()
+        stranger.close()
+
+
+def test_the_address_limit_counts_an_ipv6_64_and_ipv4_mapped_addresses_as_one(
+    module_server: Any,
+) -> None:
+    """20 attempts at once per address (accounts.ADDRESS_BURST): 20 from
+    20 addresses of one IPv6 /64 use them up, whatever the name; another
+    /64 is another address.  ``::ffff:192.0.2.7`` is ``192.0.2.7``."""
+    b = Browser(module_server.url)
+    try:
+        codes = [
+            b.sign_in(f"nobody{i}", "some password", f"2001:db8:5:6::{i + 1:x}").status_code
+            for i in range(20)
+        ]
+        assert codes == [401] * 20
+        r = b.sign_in("nobody", "some password", "2001:db8:5:6:ffff:ffff:ffff:fffe")
+        assert r.status_code == 429 and r.json()["detail"].startswith("address: too many")
+        assert b.sign_in("nobody", "some password", "2001:db8:5:7::1").status_code == 401
+        codes = [
+            b.sign_in(f"nobody{i}", "some password", address).status_code
+            for i, address in enumerate(["192.0.2.7", "::ffff:192.0.2.7"] * 10)
+        ]
+        assert codes == [401] * 20
+        assert b.sign_in("nobody", "some password", "192.0.2.7").status_code == 429
+        assert b.sign_in("nobody", "some password", "::ffff:192.0.2.7").status_code == 429
+        assert b.sign_in("nobody", "some password", "192.0.2.8").status_code == 401
+    finally:
+        b.close()
