@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from donutbox.server.accounts import SessionRow, UserRow
+from donutbox.server.accounts import ClaimRow, SessionRow, UserRow
 from donutbox.server.app import create_app
 from donutbox.server.passwords import HashPool
 
@@ -199,3 +199,20 @@ def test_a_guests_local_games_are_claimed_by_the_account(app) -> None:  # type: 
     assert bob.post("/api/account/claim", headers=owner).status_code == 403
     assert bob.get(f"/api/account/games/{game['id']}/record").status_code == 404
     assert bob.post("/api/account/claim").status_code == 422
+
+
+def test_a_made_up_owner_token_is_not_claimed(app) -> None:  # type: ignore[no-untyped-def]
+    """Only a token that owns a local game may be claimed: a made-up one
+    gets a one-line 404 and nothing is stored; an online game's seat token
+    owns no local game either."""
+    ann = Player(app, "ann")
+    ann.sign_up()
+    online = ann.client.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
+    seat_token = online.json()["seats"][0]["token"]
+    for token in ("m" * 43, seat_token):
+        r = ann.post("/api/account/claim", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 404
+        assert r.json() == {"detail": "Authorization: this owner token owns no game"}
+    with Session(app.state.hub.store.engine) as db:
+        assert db.scalars(select(ClaimRow)).all() == []
+    assert ann.get("/api/account/games").json() == []

@@ -33,6 +33,7 @@ from .accounts import (
 )
 from .errors import Invalid, NoSuchGame, NotAllowed, NotIntroduced
 from .lobby import Lobby
+from .online import digest
 from .ratings import Ratings
 from .routes_local import OWNER_TOKEN
 from .routes_online import bearer
@@ -207,16 +208,27 @@ async def change_password(
 
 @router.post("/api/account/claim", dependencies=[Csrf])
 async def claim(
-    me: Me, c: CommunityDep, authorization: str | None = Header(None)
+    me: Me, c: CommunityDep, request: Request, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
     """The local games of the guest whose owner token is the bearer become
-    this account's (listed by ``GET /api/account/games``)."""
+    this account's (listed by ``GET /api/account/games``).  Only a token
+    that owns a local game may be claimed (404 otherwise, nothing stored):
+    made-up tokens do not fill the claims table."""
     token = bearer(authorization)
     if not OWNER_TOKEN.fullmatch(token):
         raise Invalid("Authorization: an owner token is 32 to 128 URL-safe characters")
+    store: Store = request.app.state.hub.store
+    if not await asyncio.to_thread(_owns_a_game, store, digest(token)):
+        raise NoSuchGame("Authorization: this owner token owns no game")
     if not await asyncio.to_thread(c.accounts.claim, me.user, token):
         raise NotAllowed("Authorization: these games belong to another account")
     return {"claimed": True}
+
+
+def _owns_a_game(store: Store, owner: str) -> bool:
+    """Whether a local game's owner is ``owner`` (a token's digest)."""
+    games = store.list(limit=5, exclude_mode="online", owner=owner)
+    return any(g.options.get("owner") == owner for g in games)
 
 
 @router.get("/api/account/games")
