@@ -1,17 +1,21 @@
-"""Sign-in under attack, against a real ``donutbox serve``: a stranger's wrong
-passwords never lock the owner out, and the per-address limit counts an
-IPv6 client's whole /64 (and an IPv4-mapped address as its IPv4 one).
+"""Accounts and the lobby under attack, against a real ``donutbox serve``: a
+stranger's wrong passwords never lock the owner out; the per-address limit
+counts an IPv6 client's whole /64 (and an IPv4-mapped address as its IPv4
+one); a refused lobby socket gets its documented close code and reason
+after the handshake, not an HTTP 403 at it.
 
 Client addresses come from ``X-Forwarded-For``: the server trusts it from
 127.0.0.1 (uvicorn's ``forwarded_allow_ips``), as behind a reverse proxy."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
 
 httpx = pytest.importorskip("httpx")
+ws_client = pytest.importorskip("websockets.sync.client")
 
 PASSWORD = "the owner's password"
 
@@ -95,3 +99,37 @@ def test_the_address_limit_counts_an_ipv6_64_and_ipv4_mapped_addresses_as_one(
         assert b.sign_in("nobody", "some password", "192.0.2.8").status_code == 401
     finally:
         b.close()
+
+
+def _closed_with(url: str, headers: dict[str, str]) -> tuple[int | None, str]:
+    """Open the lobby socket and read until it closes: (code, reason)."""
+    from websockets.exceptions import ConnectionClosed
+
+    with ws_client.connect(url, additional_headers=headers, open_timeout=20) as ws:
+        try:
+            while True:
+                ws.recv(timeout=20)
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None
+            return closed.rcvd.code, closed.rcvd.reason
+    raise AssertionError("unreachable")
+
+
+def test_lobby_socket_refusals_are_close_codes_with_reasons(module_server: Any) -> None:
+    """Without a session, or from another site's Origin: close 4401; a
+    player's fifth socket: close 4429 (docs/community.md); each with a
+    one-line reason, after the handshake."""
+    url = module_server.url.replace("http://", "ws://") + "/api/lobby/ws"
+    assert _closed_with(url, {}) == (4401, "session: sign in first")
+    with Browser(module_server.url) as ann:
+        made = ann.post("/api/account/signup", {"name": "ann", "password": PASSWORD}, "10.4.0.4")
+        assert made.status_code == 200
+        cookie = "; ".join(f"{k}={v}" for k, v in ann.http.cookies.items())
+    evil = {"Cookie": cookie, "Origin": "https://evil.example"}
+    assert _closed_with(url, evil) == (4401, "Origin: sockets from another site are refused")
+    with contextlib.ExitStack() as stack:
+        for _ in range(4):
+            ws = stack.enter_context(ws_client.connect(url, additional_headers={"Cookie": cookie}))
+            assert '"type": "lobby"' in ws.recv(timeout=20)
+        code, reason = _closed_with(url, {"Cookie": cookie})
+        assert (code, reason) == (4429, "lobby: at most 4 sockets a player")
