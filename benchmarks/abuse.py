@@ -32,8 +32,10 @@ connections fit under the per-address cap and meet the header deadline):
 - sign-in lockout: an account's owner signs up, a stranger tries ten wrong
   passwords for it from another address, then the owner signs in with the
   right one (its status is the outcome);
-- sign-in flood: 160 sign-ins with wrong passwords (each a full Argon2id
-  check) from 8 addresses, 32 in flight.
+- sign-in floods: 160 sign-ins with wrong passwords for made-up names
+  (each a full Argon2id check) from 8 addresses: 8 in flight (as many
+  checks as the limits allow, none refused for load), then 32 in flight
+  from 8 other addresses.
 
 The normal client also signs up a **bystander** account and reads
 ``GET /api/lobby`` every 0.1 s (its session and lobby state read from the
@@ -51,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -571,13 +574,13 @@ def _count(statuses: dict[str, int], key: str) -> None:
 
 
 async def attack_lockout(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
-    """An account's owner (the last attacker address, standing for the
-    owner's machine) signs up; a stranger tries ten wrong passwords for it
-    from another address; then the owner signs in with the right one."""
+    """An account's owner signs up (from ``LOCKOUT_OWNER``); a stranger
+    tries ten wrong passwords for it from another address; then the owner
+    signs in with the right one."""
     name = f"victim{random.getrandbits(24):06x}"
     password = "the owner's password"
-    owner, owner_csrf = await _signed_out_client(base, ATTACKERS[-1])
-    stranger, stranger_csrf = await _signed_out_client(base, ATTACKERS[0])
+    owner, owner_csrf = await _signed_out_client(base, LOCKOUT_OWNER)
+    stranger, stranger_csrf = await _signed_out_client(base, LOCKOUT_STRANGER)
     try:
         made = await owner.post(
             "/api/account/signup",
@@ -609,19 +612,25 @@ async def attack_lockout(base: str, seconds: float, _game: dict[str, Any]) -> di
     }
 
 
-#: The sign-in flood: attempts in all, addresses they come from, in flight at once.
+#: The lockout's two addresses (apart from the floods').
+LOCKOUT_OWNER = "127.0.0.20"
+LOCKOUT_STRANGER = "127.0.0.21"
+#: The sign-in floods: attempts in all, from how many addresses.
 SIGNIN_FLOOD = 160
 SIGNIN_ADDRESSES = 8
-SIGNIN_IN_FLIGHT = 32
 
 
-async def attack_signin_flood(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+async def attack_signin_flood(
+    base: str, seconds: float, _game: dict[str, Any], in_flight: int, first: int
+) -> dict[str, Any]:
     """``SIGNIN_FLOOD`` sign-ins with wrong passwords for made-up names (each
     one a full password check: an unknown name is checked against a dummy
-    hash) from ``SIGNIN_ADDRESSES`` addresses, ``SIGNIN_IN_FLIGHT`` at once."""
+    hash) from ``SIGNIN_ADDRESSES`` addresses (``ATTACKERS[first:]``: each
+    flood has addresses of its own, whose attempts nothing else used),
+    ``in_flight`` at once."""
+    addresses = ATTACKERS[first : first + SIGNIN_ADDRESSES]
     clients = [
-        await _signed_out_client(base, ATTACKERS[i % SIGNIN_ADDRESSES])
-        for i in range(SIGNIN_IN_FLIGHT)
+        await _signed_out_client(base, addresses[i % len(addresses)]) for i in range(in_flight)
     ]
     statuses: dict[str, int] = {}
     counter = iter(range(SIGNIN_FLOOD))
@@ -664,7 +673,14 @@ async def attack_signin_flood(base: str, seconds: float, _game: dict[str, Any]) 
 
 ATTACKS = [
     ("sign-in lockout", attack_lockout),
-    ("sign-in flood, 160 from 8 addresses", attack_signin_flood),
+    (
+        "sign-in flood, 160 from 8 addresses, 8 in flight",
+        functools.partial(attack_signin_flood, in_flight=8, first=0),
+    ),
+    (
+        "sign-in flood, 160 from 8 addresses, 32 in flight",
+        functools.partial(attack_signin_flood, in_flight=32, first=8),
+    ),
     ("import flood, 1.2 MB records", attack_import_huge),
     ("import flood, real records", attack_import_real),
     ("game-creation flood", attack_create),

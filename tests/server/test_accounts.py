@@ -145,9 +145,11 @@ def test_a_hash_with_older_parameters_verifies_and_is_made_again(app) -> None:  
 def test_a_full_password_queue_answers_503_at_once(app) -> None:  # type: ignore[no-untyped-def]
     """The hashing pool's threads and queue all taken: a sign-in is refused
     at once with 503, a one-line reason and Retry-After, and nobody is
-    signed in; once the pool is free again, the same sign-in works."""
+    signed in; such refusals cost the address none of its 20 attempts
+    (25 of them, then the same sign-in works once the pool is free)."""
     Player(app, "ann").sign_up()
     accounts = app.state.community.accounts
+    accounts.by_address.rate = 1e-9  # no refill while the test runs
     accounts.hashing = HashPool(threads=1, queue=1)
     release = threading.Event()
     portal = app.state.test_client.portal
@@ -158,6 +160,8 @@ def test_a_full_password_queue_answers_503_at_once(app) -> None:  # type: ignore
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json() == {"detail": "sign-in: busy with other requests, try again in a moment"}
         assert ann.get("/api/account").json()["user"] is None
+        codes = [Player(app, "ann").sign_in().status_code for _ in range(24)]
+        assert codes == [503] * 24
     finally:
         release.set()
     for future in held:

@@ -180,9 +180,11 @@ class Accounts:
         #: wrong passwords per (user name, address)
         self.failures = FailedSignIns(FAILURE_BURST, FAILURE_PER_MINUTE)
 
-    async def attempt(self, address: str) -> None:
+    async def attempt(self, address: str, what: str = "sign-in") -> None:
         """An attempt from ``address`` (the key of ``limits.address_key``):
-        Busy (429) once its bucket is empty."""
+        Overloaded (503) if the hashing pool is full now (not counted),
+        else Busy (429) once the address's bucket is empty."""
+        self.hashing.room(what)
         wait = await self.by_address.acquire(address)
         if wait > 0:
             raise Busy(f"address: too many sign-in attempts; try again in {max(1, round(wait))} s")

@@ -95,12 +95,18 @@ class HashPool:
                 )
             return self._executor
 
-    async def run(self, fn: Callable[..., T], *args: object, what: str = "sign-in") -> T:
-        """``fn(*args)`` on a hashing thread; ``Overloaded`` (one line naming
-        ``what``) at once when ``threads + queue`` calls are already in."""
+    def room(self, what: str = "sign-in") -> None:
+        """``Overloaded`` now if ``run`` would refuse now (checked before an
+        attempt is counted against its address: a refusal for the server's
+        load costs the client none of its attempts)."""
         if self.busy >= self.threads + self.queue:
             self.refused += 1
             raise Overloaded(what)
+
+    async def run(self, fn: Callable[..., T], *args: object, what: str = "sign-in") -> T:
+        """``fn(*args)`` on a hashing thread; ``Overloaded`` (one line naming
+        ``what``) at once when ``threads + queue`` calls are already in."""
+        self.room(what)
         self.busy += 1
         try:
             loop = asyncio.get_running_loop()

@@ -159,7 +159,7 @@ async def account(request: Request, response: Response) -> dict[str, Any]:
 async def sign_up(
     body: Credentials, request: Request, response: Response, c: CommunityDep
 ) -> dict[str, Any]:
-    await c.accounts.attempt(client_address(request))
+    await c.accounts.attempt(client_address(request), "sign-up")
     user = await c.accounts.sign_up(body.name, body.password)
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
@@ -198,7 +198,7 @@ async def change_password(
 ) -> dict[str, Any]:
     """A new password; every other session of the account is signed out."""
     address = client_address(request)
-    await c.accounts.attempt(address)
+    await c.accounts.attempt(address, "password")
     await c.accounts.change_password(me.user, body.old_password, body.new_password, address)
     await asyncio.to_thread(
         c.accounts.close_other_sessions, me.user, request.cookies.get(SESSION_COOKIE)
