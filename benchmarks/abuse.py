@@ -634,10 +634,13 @@ async def attack_signin_flood(
     flood has addresses of its own, whose attempts nothing else used),
     ``in_flight`` at once."""
     addresses = ATTACKERS[first : first + SIGNIN_ADDRESSES]
-    clients = [
-        await _signed_out_client(base, addresses[i % len(addresses)]) for i in range(in_flight)
-    ]
     statuses: dict[str, int] = {}
+    clients = []
+    for i in range(in_flight):
+        try:
+            clients.append(await _signed_out_client(base, addresses[i % len(addresses)]))
+        except Exception as err:  # a server too busy to answer GET /api/account
+            _count(statuses, f"GET /api/account: {type(err).__name__}")
     counter = iter(range(SIGNIN_FLOOD))
     end = time.monotonic() + max(seconds, 30)
     answered: list[float] = []

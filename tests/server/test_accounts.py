@@ -3,6 +3,8 @@ rate-limited sign-ins, password change, a guest's games claimed."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -220,3 +222,20 @@ def test_a_made_up_owner_token_is_not_claimed(app) -> None:  # type: ignore[no-u
     with Session(app.state.hub.store.engine) as db:
         assert db.scalars(select(ClaimRow)).all() == []
     assert ann.get("/api/account/games").json() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_the_hashing_threads_yield_the_cpu() -> None:
+    """A hashing thread runs 10 nice levels below this process's own
+    threads (read from /proc, the kernel's view of that thread)."""
+
+    def nice_of(tid: int) -> int:
+        fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[16])  # the 19th field of stat: nice
+
+    pool = HashPool(threads=1, queue=0)
+    try:
+        tid = asyncio.run(pool.run(threading.get_native_id))
+        assert nice_of(tid) == nice_of(threading.get_native_id()) + 10
+    finally:
+        pool.close()

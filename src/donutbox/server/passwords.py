@@ -17,13 +17,21 @@ thread pool of its own with a short queue (docs/community.md, "Threat model").
   refused at once (``errors.Overloaded``: 503 with ``Retry-After``) rather
   than queued without end.  argon2-cffi lets go of the interpreter lock
   while it hashes, so the event loop keeps running meanwhile.
+- **Priority**: on Linux the hashing threads run at nice ``HASH_NICE``
+  (a thread's own priority): when the machine's cores are all busy, the
+  event loop and the database threads go first and the hashing waits (its
+  queue then fills sooner and refuses more).  Measured on the project's
+  loaded 2-core machine (load average 7): a Python loop beside a hashing
+  thread kept 50% of its speed at nice 0, 97% at nice 10.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +52,8 @@ HASH_THREADS = max(1, (os.cpu_count() or 1) // 2)
 #: Checks that may wait for a hashing thread (beyond: 503 at once).  Eight
 #: waiting behind one thread is about 0.15 s of waiting.
 HASH_QUEUE = 8
+#: How much lower the hashing threads' priority is than the server's.
+HASH_NICE = 10
 
 HASHER = PasswordHasher(
     time_cost=TIME_COST, memory_cost=MEMORY_KIB, parallelism=LANES, type=Type.ID
@@ -74,6 +84,15 @@ def needs_rehash(stored: str) -> bool:
         return True
 
 
+def _yield_cpu() -> None:
+    """This thread's priority lowered by ``HASH_NICE`` (Linux, where a
+    thread's id names it alone to ``setpriority``; elsewhere nothing)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + HASH_NICE)
+
+
 class HashPool:
     """``threads`` hashing threads and at most ``queue`` calls waiting."""
 
@@ -91,7 +110,7 @@ class HashPool:
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
-                    self.threads, thread_name_prefix="donutbox-hash"
+                    self.threads, thread_name_prefix="donutbox-hash", initializer=_yield_cpu
                 )
             return self._executor
 
