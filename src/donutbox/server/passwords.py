@@ -3,9 +3,10 @@ thread pool of its own with a short queue (docs/community.md, "Threat model").
 
 - **Parameters** (``TIME_COST``, ``MEMORY_KIB``, ``LANES``): OWASP's first
   Argon2id configuration, m = 19 MiB, t = 2, p = 1 (the Password Storage
-  Cheat Sheet).  On the project's 2-core machine a check takes about 18 ms
+  Cheat Sheet).  On the project's 2-core machine a check takes about 19 ms
   of one core and 19 MiB while it runs; argon2-cffi's defaults (64 MiB,
-  t = 3, 4 lanes) took about 115 ms on both cores and 64 MiB each.  A hash
+  t = 3, 4 lanes) take about 136 ms and 187 ms of CPU over both cores, and
+  65 MiB (``benchmarks/argon2_params.py``).  A hash
   made with other parameters still verifies (they are written in the hash)
   and is made again with these at the next successful sign-in
   (``needs_rehash``).
