@@ -186,6 +186,7 @@ async def _run(hub: Hub, job: Job) -> None:
     total = len(record["moves"])
     loop = asyncio.get_running_loop()
     moves: list[dict[str, Any]] = []
+    stopping = False
     try:
         for ply in range(total):
             await _free_worker(hub, a)
@@ -205,13 +206,17 @@ async def _run(hub: Hub, job: Job) -> None:
             {"seconds": seconds, "clock": "cpu", "seed": 0},
         )
         a.finish(game_id, {"state": "done", **doc})
+    except asyncio.CancelledError:  # the server is stopping: start nothing new
+        stopping = True
+        raise
     except Exception as err:  # told to the owner as one line
         log.warning("analysis of game %s failed: %s", game_id, err)
         a.failed[game_id] = "the analysis failed: ask again"
     finally:
         a.running.pop(game_id, None)
         a.jobs.pop(game_id, None)
-        _dispatch(hub)
+        if not stopping:
+            _dispatch(hub)
 
 
 def _progress(a: Analyses, game_id: str) -> dict[str, Any] | None:
