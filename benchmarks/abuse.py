@@ -20,6 +20,13 @@ request floods come from one address (``--flood-addresses`` for more), 8 to
 32 requests in flight; the connection attacks from 16 (so that 1,000
 connections fit under the per-address cap and meet the header deadline):
 
+- sign-in lockout: an account's owner signs up, a stranger tries ten wrong
+  passwords for it from another address, then the owner signs in with the
+  right one (its status is the outcome);
+- sign-in floods: 160 sign-ins with wrong passwords for made-up names
+  (each a full Argon2id check) from 8 addresses: 8 in flight (as many
+  checks as the limits allow, none refused for load), then 32 in flight
+  from 8 other addresses;
 - import flood: imports of a 1.2 MB record, then of a real one (two
   attacks; at most 1,000 and 3,000);
 - game-creation flood: up to 2,000 online games (as fast as allowed);
@@ -28,14 +35,7 @@ connections fit under the per-address cap and meet the header deadline):
 - spectator flood: 1,000 spectator sockets on the normal client's game;
 - unknown-id flood: 20,000 requests for games that do not exist;
 - AI-queue flood (last: its AI work outlives it): 4 games of 3 ``mcts``
-  seats at 30 s a move, plus hints;
-- sign-in lockout: an account's owner signs up, a stranger tries ten wrong
-  passwords for it from another address, then the owner signs in with the
-  right one (its status is the outcome);
-- sign-in floods: 160 sign-ins with wrong passwords for made-up names
-  (each a full Argon2id check) from 8 addresses: 8 in flight (as many
-  checks as the limits allow, none refused for load), then 32 in flight
-  from 8 other addresses.
+  seats at 30 s a move, plus hints.
 
 The normal client also signs up a **bystander** account and reads
 ``GET /api/lobby`` every 0.1 s (its session and lobby state read from the
