@@ -20,6 +20,15 @@ ws_client = pytest.importorskip("websockets.sync.client")
 PASSWORD = "the owner's password"
 
 
+@pytest.fixture
+def server(serve: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A ``donutbox serve`` of this test's own whose sign-in attempts per
+    address do not refill while it runs (``DONUTBOX_SIGNIN_PER_MINUTE``):
+    the counts below hold however slow the machine is."""
+    monkeypatch.setenv("DONUTBOX_SIGNIN_PER_MINUTE", "0.0001")
+    return serve()
+
+
 class Browser:
     """One browser (its cookies) on the server, at a client address of
     its choosing for each request."""
@@ -49,10 +58,10 @@ class Browser:
 
 
 def test_the_right_password_works_after_ten_wrong_ones_from_another_address(
-    module_server: Any,
+    server: Any,
 ) -> None:
-    owner = Browser(module_server.url)
-    stranger = Browser(module_server.url)
+    owner = Browser(server.url)
+    stranger = Browser(server.url)
     try:
         made = owner.post(
             "/api/account/signup", {"name": "owner", "password": PASSWORD}, "10.1.0.1"
@@ -62,11 +71,11 @@ def test_the_right_password_works_after_ten_wrong_ones_from_another_address(
         # The stranger's own address is held back after 5 wrong ones ...
         assert codes == [401] * 5 + [429] * 5
         # ... and the owner, from their own address, is not.
-        with Browser(module_server.url) as again:
+        with Browser(server.url) as again:
             r = again.sign_in("owner", PASSWORD, "10.1.0.1")
         assert r.status_code == 200 and r.json()["user"] == {"name": "owner"}
         # Nor is anyone else with the right password from yet another address.
-        with Browser(module_server.url) as elsewhere:
+        with Browser(server.url) as elsewhere:
             assert elsewhere.sign_in("owner", PASSWORD, "10.3.0.3").status_code == 200
     finally:
         owner.close()
@@ -74,12 +83,12 @@ def test_the_right_password_works_after_ten_wrong_ones_from_another_address(
 
 
 def test_the_address_limit_counts_an_ipv6_64_and_ipv4_mapped_addresses_as_one(
-    module_server: Any,
+    server: Any,
 ) -> None:
     """20 attempts at once per address (accounts.ADDRESS_BURST): 20 from
     20 addresses of one IPv6 /64 use them up, whatever the name; another
     /64 is another address.  ``::ffff:192.0.2.7`` is ``192.0.2.7``."""
-    b = Browser(module_server.url)
+    b = Browser(server.url)
     try:
         codes = [
             b.sign_in(f"nobody{i}", "some password", f"2001:db8:5:6::{i + 1:x}").status_code
@@ -115,13 +124,13 @@ def _closed_with(url: str, headers: dict[str, str]) -> tuple[int | None, str]:
     raise AssertionError("unreachable")
 
 
-def test_lobby_socket_refusals_are_close_codes_with_reasons(module_server: Any) -> None:
+def test_lobby_socket_refusals_are_close_codes_with_reasons(server: Any) -> None:
     """Without a session, or from another site's Origin: close 4401; a
     player's fifth socket: close 4429 (docs/community.md); each with a
     one-line reason, after the handshake."""
-    url = module_server.url.replace("http://", "ws://") + "/api/lobby/ws"
+    url = server.url.replace("http://", "ws://") + "/api/lobby/ws"
     assert _closed_with(url, {}) == (4401, "session: sign in first")
-    with Browser(module_server.url) as ann:
+    with Browser(server.url) as ann:
         made = ann.post("/api/account/signup", {"name": "ann", "password": PASSWORD}, "10.4.0.4")
         assert made.status_code == 200
         cookie = "; ".join(f"{k}={v}" for k, v in ann.http.cookies.items())

@@ -36,6 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from .errors import Busy, Conflict, Invalid, NotIntroduced, Overloaded
+from .limits import _env_figure
 from .online import digest
 from .passwords import DUMMY_HASH, HashPool, hash_password, needs_rehash, verify
 from .throttle import Limiter
@@ -120,9 +121,10 @@ def check_password(password: object, field: str = "password") -> str:
 
 #: Sign-in, sign-up and password-change attempts an address may make: a
 #: burst, then a steady rate (every attempt, right or wrong: it bounds the
-#: password checks one address can ask for).
+#: password checks one address can ask for).  ``DONUTBOX_SIGNIN_PER_MINUTE``
+#: changes the rate (a test that counts attempts wants no refill).
 ADDRESS_BURST = 20
-ADDRESS_PER_MINUTE = 10.0
+ADDRESS_PER_MINUTE = _env_figure("DONUTBOX_SIGNIN_PER_MINUTE", 10.0)
 #: Wrong passwords for one name from one address: a burst, then a rate.
 FAILURE_BURST = 5
 FAILURE_PER_MINUTE = 2.0
