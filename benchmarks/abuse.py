@@ -20,6 +20,13 @@ request floods come from one address (``--flood-addresses`` for more), 8 to
 32 requests in flight; the connection attacks from 16 (so that 1,000
 connections fit under the per-address cap and meet the header deadline):
 
+- sign-in lockout: an account's owner signs up, a stranger tries ten wrong
+  passwords for it from another address, then the owner signs in with the
+  right one (its status is the outcome);
+- sign-in floods: 160 sign-ins with wrong passwords for made-up names
+  (each a full Argon2id check) from 8 addresses: 8 in flight (as many
+  checks as the limits allow, none refused for load), then 32 in flight
+  from 8 other addresses;
 - import flood: imports of a 1.2 MB record, then of a real one (two
   attacks; at most 1,000 and 3,000);
 - game-creation flood: up to 2,000 online games (as fast as allowed);
@@ -29,6 +36,12 @@ connections fit under the per-address cap and meet the header deadline):
 - unknown-id flood: 20,000 requests for games that do not exist;
 - AI-queue flood (last: its AI work outlives it): 4 games of 3 ``mcts``
   seats at 30 s a move, plus hints.
+
+The normal client also signs up a **bystander** account and reads
+``GET /api/lobby`` every 0.1 s (its session and lobby state read from the
+database): a second table gives its p50 and p99 during each attack as a
+ratio to the baseline's in the same run, and the server's resident memory
+growth (peak during the attack minus before).
 
 For each: the normal client's p99 move round trip and GET time during the
 attack, and the server's resident memory before and after (after a few
@@ -40,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -196,7 +210,10 @@ async def _client(base: str, events_path: str, stop_path: str) -> None:
     out = open(events_path, "a", buffering=1)  # noqa: SIM115
 
     def event(kind: str, ms: float | None, ok: bool = True, note: str = "") -> None:
-        out.write(json.dumps({"t": time.time(), "kind": kind, "ms": ms, "ok": ok, "note": note}))
+        t = time.time()
+        start = t - (ms or 0) / 1000  # when the request was sent
+        line = {"t": t, "start": start, "kind": kind, "ms": ms, "ok": ok, "note": note}
+        out.write(json.dumps(line))
         out.write("\n")
 
     games: list[dict[str, Any]] = []
@@ -215,7 +232,12 @@ async def _client(base: str, events_path: str, stop_path: str) -> None:
                 await asyncio.sleep(0.1)
 
     async def play_one(http: Any) -> None:
-        made = await http.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
+        try:
+            made = await http.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]})
+        except Exception as err:  # a server too busy to answer in 30 s
+            event("create", None, False, type(err).__name__)
+            await asyncio.sleep(1)
+            return
         if made.status_code != 200:
             event("create", None, False, f"{made.status_code} {made.text[:100]}")
             await asyncio.sleep(1)
@@ -283,7 +305,34 @@ async def _client(base: str, events_path: str, stop_path: str) -> None:
                 with contextlib.suppress(Exception):
                     await s.close()
 
+    async def lobby_reads() -> None:
+        # A signed-in bystander reading the lobby (its session looked up and
+        # its lobby state read from the database, on the server's shared
+        # thread pool): what a sign-in flood may slow down.
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            csrf = (await http.get("/api/account")).json()["csrf"]
+            made = await http.post(
+                "/api/account/signup",
+                json={"name": f"bystander{os.getpid()}", "password": "bystander password"},
+                headers={"X-CSRF-Token": csrf},
+            )
+            if made.status_code != 200:
+                event("lobby", None, False, f"sign-up {made.status_code} {made.text[:100]}")
+                return
+            while not stopping:
+                t = time.perf_counter()
+                try:
+                    r = await http.get("/api/lobby")
+                    ok = r.status_code == 200
+                    ms = (time.perf_counter() - t) * 1000
+                    event("lobby", ms, ok, "" if ok else f"lobby: {r.status_code} {r.text[:80]}")
+                except Exception as err:
+                    ms = (time.perf_counter() - t) * 1000
+                    event("lobby", ms, False, f"lobby: {type(err).__name__}")
+                await asyncio.sleep(0.1)
+
     getter = asyncio.ensure_future(gets())
+    reader = asyncio.ensure_future(lobby_reads())
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         while not os.path.exists(stop_path):
             player = asyncio.ensure_future(play_one(http))
@@ -294,12 +343,16 @@ async def _client(base: str, events_path: str, stop_path: str) -> None:
             await player
         stopping = True
         await getter
+        await reader
         lost = []
         for g in games:
-            r = await http.get(
-                f"/api/online/{g['id']}", headers={"Authorization": f"Bearer {g['token']}"}
-            )
-            stored = r.json().get("version", -1) if r.status_code == 200 else -1
+            try:
+                r = await http.get(
+                    f"/api/online/{g['id']}", headers={"Authorization": f"Bearer {g['token']}"}
+                )
+                stored = r.json().get("version", -1) if r.status_code == 200 else -1
+            except Exception:  # a server too busy to answer in 30 s
+                stored = -1
             if stored < g["acked"]:
                 lost.append({"game": g["id"], "acked": g["acked"], "stored": stored})
         out.write(json.dumps({"summary": True, "games": len(games), "lost": lost}) + "\n")
@@ -512,7 +565,133 @@ async def attack_unknown(base: str, seconds: float, _game: dict[str, Any]) -> di
     return {"requests": await _flood(base, make, 20000, seconds, 32)}
 
 
+async def _signed_out_client(base: str, address: str) -> tuple[Any, str]:
+    """A client from ``address`` with the CSRF cookie a sign-in needs, and
+    the token to send back."""
+    import httpx
+
+    http = httpx.AsyncClient(
+        base_url=base, timeout=60, transport=httpx.AsyncHTTPTransport(local_address=address)
+    )
+    csrf = (await http.get("/api/account")).json()["csrf"]
+    return http, csrf
+
+
+def _count(statuses: dict[str, int], key: str) -> None:
+    statuses[key] = statuses.get(key, 0) + 1
+
+
+async def attack_lockout(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    """An account's owner signs up (from ``LOCKOUT_OWNER``); a stranger
+    tries ten wrong passwords for it from another address; then the owner
+    signs in with the right one."""
+    name = f"victim{random.getrandbits(24):06x}"
+    password = "the owner's password"
+    owner, owner_csrf = await _signed_out_client(base, LOCKOUT_OWNER)
+    stranger, stranger_csrf = await _signed_out_client(base, LOCKOUT_STRANGER)
+    try:
+        made = await owner.post(
+            "/api/account/signup",
+            json={"name": name, "password": password},
+            headers={"X-CSRF-Token": owner_csrf},
+        )
+        owner.cookies.clear()
+        owner_csrf = (await owner.get("/api/account")).json()["csrf"]
+        wrong: dict[str, int] = {}
+        for i in range(10):
+            r = await stranger.post(
+                "/api/account/signin",
+                json={"name": name, "password": f"guess number {i}"},
+                headers={"X-CSRF-Token": stranger_csrf},
+            )
+            _count(wrong, str(r.status_code))
+        right = await owner.post(
+            "/api/account/signin",
+            json={"name": name, "password": password},
+            headers={"X-CSRF-Token": owner_csrf},
+        )
+    finally:
+        await owner.aclose()
+        await stranger.aclose()
+    return {
+        "sign-up": made.status_code,
+        "10 wrong passwords from a stranger's address": wrong,
+        "the owner's right password, from the owner's address": right.status_code,
+    }
+
+
+#: The lockout's two addresses (apart from the floods').
+LOCKOUT_OWNER = "127.0.0.20"
+LOCKOUT_STRANGER = "127.0.0.21"
+#: The sign-in floods: attempts in all, from how many addresses.
+SIGNIN_FLOOD = 160
+SIGNIN_ADDRESSES = 8
+
+
+async def attack_signin_flood(
+    base: str, seconds: float, _game: dict[str, Any], in_flight: int, first: int
+) -> dict[str, Any]:
+    """``SIGNIN_FLOOD`` sign-ins with wrong passwords for made-up names (each
+    one a full password check: an unknown name is checked against a dummy
+    hash) from ``SIGNIN_ADDRESSES`` addresses (``ATTACKERS[first:]``: each
+    flood has addresses of its own, whose attempts nothing else used),
+    ``in_flight`` at once."""
+    addresses = ATTACKERS[first : first + SIGNIN_ADDRESSES]
+    statuses: dict[str, int] = {}
+    clients = []
+    for i in range(in_flight):
+        try:
+            clients.append(await _signed_out_client(base, addresses[i % len(addresses)]))
+        except Exception as err:  # a server too busy to answer GET /api/account
+            _count(statuses, f"GET /api/account: {type(err).__name__}")
+    counter = iter(range(SIGNIN_FLOOD))
+    end = time.monotonic() + max(seconds, 30)
+    answered: list[float] = []
+    details: dict[str, str] = {}
+
+    async def worker(http: Any, csrf: str) -> None:
+        for i in counter:
+            if time.monotonic() > end:
+                return
+            t = time.perf_counter()
+            try:
+                r = await http.post(
+                    "/api/account/signin",
+                    json={"name": f"x{i:05d}{random.getrandbits(20):05x}", "password": "guess it"},
+                    headers={"X-CSRF-Token": csrf},
+                )
+                _count(statuses, str(r.status_code))
+                details.setdefault(str(r.status_code), r.text[:120])
+            except Exception as err:
+                _count(statuses, type(err).__name__)
+            answered.append((time.perf_counter() - t) * 1000)
+
+    start = time.monotonic()
+    await asyncio.gather(*(worker(h, c) for h, c in clients))
+    took = time.monotonic() - start
+    for h, _ in clients:
+        await h.aclose()
+    return {
+        "sign-ins": statuses,
+        "first answer of each status": details,
+        "flood seconds": round(took, 1),
+        "attacker's p50 / p99 answer ms": [
+            round(_p(answered, 0.5) or 0),
+            round(_p(answered, 0.99) or 0),
+        ],
+    }
+
+
 ATTACKS = [
+    ("sign-in lockout", attack_lockout),
+    (
+        "sign-in flood, 160 from 8 addresses, 8 in flight",
+        functools.partial(attack_signin_flood, in_flight=8, first=0),
+    ),
+    (
+        "sign-in flood, 160 from 8 addresses, 32 in flight",
+        functools.partial(attack_signin_flood, in_flight=32, first=8),
+    ),
     ("import flood, 1.2 MB records", attack_import_huge),
     ("import flood, real records", attack_import_real),
     ("game-creation flood", attack_create),
@@ -529,8 +708,20 @@ ATTACKS = [
 def _stats(events: list[dict[str, Any]], t0: float, t1: float) -> dict[str, Any]:
     moves = [e["ms"] for e in events if e.get("kind") == "move" and e["ok"] and t0 <= e["t"] <= t1]
     gets = [e["ms"] for e in events if e.get("kind") == "get" and e["ok"] and t0 <= e["t"] <= t1]
+    # A lobby read's time whatever its answer (a read that failed after
+    # waiting long was slowed down as much as one that succeeded), by when
+    # it was sent (a read sent during the attack and answered after it is
+    # the attack's).
+    lobby = [
+        e["ms"]
+        for e in events
+        if e.get("kind") == "lobby" and e["ms"] is not None and t0 <= e["start"] <= t1
+    ]
     failed = [e for e in events if not e.get("ok", True) and t0 <= e.get("t", 0) <= t1]
     return {
+        "lobby_reads": len(lobby),
+        "lobby_p50_ms": _p(lobby, 0.5),
+        "lobby_p99_ms": _p(lobby, 0.99),
         "moves": len(moves),
         "move_p50_ms": _p(moves, 0.5),
         "move_p99_ms": _p(moves, 0.99),
@@ -827,6 +1018,25 @@ def main() -> int:
             f"{r['rss_before']:.0f} / {r['rss_peak']:.0f} / {r['rss_after']:.0f} | "
             f"{100 * (r['rss_after'] / r['rss_before'] - 1):+.0f}% | "
             f"{100 * (r['rss_after'] / server_start - 1):+.0f}% |"
+        )
+    print()
+    base_lobby = results[0] if results else {}
+    print(
+        "| attack | lobby reads | p50 lobby ms (x baseline) | p99 lobby ms (x baseline) "
+        "| RSS growth MB (peak - before) |"
+    )
+    print("|---|---|---|---|---|")
+
+    def ratio(r: dict[str, Any], key: str) -> str:
+        b = base_lobby.get(key)
+        if r.get(key) is None or not b:
+            return f(r.get(key))
+        return f"{r[key]:.1f} ({r[key] / b:.1f}x)"
+
+    for r in results:
+        print(
+            f"| {r['attack']} | {r['lobby_reads']} | {ratio(r, 'lobby_p50_ms')} | "
+            f"{ratio(r, 'lobby_p99_ms')} | {r['rss_peak'] - r['rss_before']:+.0f} |"
         )
     print()
     for r in results:

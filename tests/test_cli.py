@@ -1212,3 +1212,21 @@ def test_play_takes_a_deck_file(tmp_path: Path) -> None:
     )
     assert resumed.returncode == 2
     assert "--deck: a resumed game keeps the decks of its record" in resumed.stderr
+
+
+def test_a_deeply_nested_toml_deck_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    deck = tmp_path / "deep.toml"
+    deck.write_text("deck = " + "[" * 5000 + "]" * 5000)
+    proc = subprocess.run(
+        [sys.executable, "-m", "donutbox.cli", "play", "--deck", str(deck)],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env_with_this_tree(),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--deck" in lines[0], proc.stderr
+    assert lines[0].endswith("not TOML: nested too deeply"), proc.stderr

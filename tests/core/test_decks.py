@@ -155,6 +155,8 @@ def test_bad_compositions_say_what_is_wrong_in_one_line(data: object, message: s
         ("[" * 100_000, "json", "at most 20000 characters"),
         ("[" * 5000, "json", "not JSON"),
         ("deck = ", "toml", "not TOML"),
+        ("deck = " + "[" * 5000 + "]" * 5000, "toml", "not TOML: nested too deeply"),
+        ("deck = " + "{a = " * 3000 + "1" + "}" * 3000, "toml", "not TOML: nested too deeply"),
         ("{}", "yaml", "unknown format"),
     ],
 )

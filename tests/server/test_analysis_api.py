@@ -106,21 +106,71 @@ def test_unfinished_game_and_bad_seconds_are_refused(client: TestClient) -> None
     assert client.get(url).json()["state"] == "none"
 
 
-def test_one_analysis_per_game_and_a_cap_on_the_server(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from donutbox.server import routes_analysis
+def _wait_done(client: TestClient, game_id: str) -> dict[str, Any]:
+    for _ in range(600):
+        doc = client.get(f"/api/games/{game_id}/analysis").json()
+        if doc["state"] == "done":
+            return doc  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError("the analysis never finished")
 
-    monkeypatch.setattr(routes_analysis, "MAX_RUNNING", 1)
-    a = _import(client, "deadlock.json")["id"]
-    b = _import(client, "deadlock.json")["id"]
+
+def test_one_analysis_per_game_and_one_running_per_owner(client: TestClient) -> None:
+    """An owner's second game waits (``queued``) while its first runs, even
+    with a place free on the server; it starts when the first is done.  A
+    fourth waits for none: 429 (PER_CLIENT = 3 running or waiting)."""
+    a, b, c, d = (_import(client, "deadlock.json")["id"] for _ in range(4))
     assert client.post(f"/api/games/{a}/analysis", json={"seconds": 0.2}).status_code == 202
     again = client.post(f"/api/games/{a}/analysis", json={"seconds": 0.2})
     assert again.status_code == 202 and again.json()["state"] in ("running", "done")
     r = client.post(f"/api/games/{b}/analysis", json={"seconds": 0.05})
-    assert r.status_code == 429 and r.json()["detail"].startswith("analysis:")
-    for _ in range(400):
-        if client.get(f"/api/games/{a}/analysis").json()["state"] == "done":
-            break
-        time.sleep(0.05)
-    assert client.post(f"/api/games/{b}/analysis", json={"seconds": 0.05}).status_code == 202
+    assert r.status_code == 202
+    assert r.json() == {"state": "queued", "ahead": 0, "done": 0, "total": 10}
+    r = client.post(f"/api/games/{c}/analysis", json={"seconds": 0.05})
+    assert r.json() == {"state": "queued", "ahead": 1, "done": 0, "total": 10}
+    r = client.post(f"/api/games/{d}/analysis", json={"seconds": 0.05})
+    assert r.status_code == 429 and r.json()["detail"].startswith("analysis: at most 3")
+    running = [
+        client.get(f"/api/games/{g}/analysis").json()["state"] == "running" for g in (a, b, c)
+    ]
+    assert running.count(True) <= 1
+    for g in (a, b, c):
+        assert len(_wait_done(client, g)["moves"]) == 10
+
+
+def _job(game_id: str, owner: str, address: str, asked: float) -> Any:
+    from donutbox.server.routes_analysis import Job
+
+    return Job(game_id, owner, address, None, 0.1, 10, asked)  # type: ignore[arg-type]
+
+
+def test_the_queue_serves_clients_in_turn() -> None:
+    """Two places; ann (owner a, address 1) asked for three, then bob (b,
+    2), then cy (c, 3).  ann's first and bob's start; when ann's ends,
+    cy's (never served) goes before ann's second, though asked later.  A
+    new owner token from ann's address waits like ann (one running per
+    address too)."""
+    from donutbox.server.routes_analysis import Analyses
+
+    q = Analyses()
+    for job in (
+        _job("a1", "a", "1", 1.0),
+        _job("a2", "a", "1", 2.0),
+        _job("a3", "a", "1", 3.0),
+        _job("b1", "b", "2", 4.0),
+        _job("c1", "c", "3", 5.0),
+        _job("x1", "x", "1", 6.0),
+    ):
+        q.waiting[job.game_id] = job
+    started = []
+    while (job := q.next_job()) is not None:
+        q.begin(job)
+        started.append(job.game_id)
+    assert started == ["a1", "b1"]
+    assert [q.ahead(g) for g in ("c1", "a2", "a3", "x1")] == [0, 1, 2, 3]
+    del q.jobs["a1"]
+    assert q.next_job() is q.waiting["c1"]
+    q.begin(q.waiting["c1"])
+    assert q.next_job() is None  # two running: b1, c1
+    del q.jobs["b1"]
+    assert q.next_job() is q.waiting["a2"]  # ann's turn again: her address is free

@@ -79,6 +79,7 @@ def test_no_deck_is_the_standard_deck(client: TestClient) -> None:
         ({"deck": {"cards": {"CCSS": 29}}}, "deck: composition.deck.cards has 29 cards"),
         ({"decks": ["standard"] * 3}, "has 3 decks; a 2-player game needs 1"),
         ("rolls = ", "deck: not TOML"),
+        ("rolls = " + "[" * 5000 + "]" * 5000, "deck: not TOML: nested too deeply"),
         ("{", "deck: not JSON"),
         ({"deck": "standard", "about": "x" * 30_000}, "at most 20000 characters"),
     ],
@@ -88,7 +89,7 @@ def test_bad_decks_are_refused_and_create_nothing(
 ) -> None:
     r = client.post("/api/games", json={"opponent": "hotseat", "deck": deck})
     assert r.status_code == 422
-    assert message in r.text
+    assert message in r.json()["detail"] and "\n" not in r.json()["detail"]
     assert client.get("/api/games").json() == []
 
 

@@ -273,6 +273,19 @@ def test_address_buckets_by_hand() -> None:
     assert [b.allow("a", now=10.0) for _ in range(3)] == [True, True, False]
 
 
+def test_an_address_key_is_an_ipv4_address_or_an_ipv6_64() -> None:
+    """Every per-address limit counts under ``address_key``: an IPv6 client
+    can take any address of its /64, so the /64 is its address."""
+    key = limits.address_key
+    assert key("192.0.2.1") == "192.0.2.1"
+    assert key("2001:db8:1:2:3:4:5:6") == key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert key("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert key("::ffff:192.0.2.1") == "192.0.2.1"
+    assert key("testclient") == "testclient"
+    scope = {"type": "http", "client": ("2001:db8:1:2:ffff::9", 443)}
+    assert limits.client_address(scope) == "2001:db8:1:2::/64"
+
+
 def test_address_buckets_forget_the_least_recent() -> None:
     """A flood of addresses cannot grow the table past max_keys."""
     b = limits.AddressBuckets(rate=1.0, burst=1, max_keys=100)

@@ -4,6 +4,7 @@ every answer for secrets."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -309,7 +310,9 @@ def _made_by_the_previous_code(url: str) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
-    Accounts(engine).sign_up("ann", PASSWORD)
+    accounts = Accounts(engine)
+    asyncio.run(accounts.sign_up("ann", PASSWORD))
+    accounts.hashing.close()
     with engine.connect() as conn:
         tables = set(sa_inspect(conn).get_table_names())
     assert "users" in tables and not any(t.startswith("lobby_") for t in tables)

@@ -374,6 +374,8 @@ def parse_text(text: str, fmt: str = "json", default_name: str = "custom") -> Co
             data: object = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise DeckError(f"not TOML: {str(err).splitlines()[0]}") from None
+        except RecursionError:  # tomllib recurses once per level of nesting
+            raise DeckError("not TOML: nested too deeply") from None
     elif fmt == "json":
         try:
             data = json.loads(text)

@@ -1,6 +1,9 @@
 """The server's limits on what one client may cost: connections, time to send
 a request, request rate, and CPU work on the event loop.
 
+- ``address_key``: what "an address" is for every per-address limit: an
+  IPv4 address, or an IPv6 address's /64 network (a client holding a /64
+  can rotate through 2**64 addresses).
 - ``AddressBuckets`` (``throttle.Limiter``): a token bucket per client
   address (a burst, then a steady rate); the table of addresses is bounded
   and idle entries are dropped, so a flood of addresses cannot grow it for
@@ -29,6 +32,7 @@ import asyncio
 import contextlib
 import functools
 import gc
+import ipaddress
 import logging
 import os
 import sys
@@ -98,9 +102,28 @@ def request_cost(method: str, path: str) -> float:
     return 1.0
 
 
+def address_key(host: str) -> str:
+    """What every per-address limit counts under for the address ``host``:
+    an IPv4 address as it is; an IPv6 address by its /64 network
+    (``2001:db8:1:2::/64``: one subscriber's network, in which a client can
+    take a new address for every request); an IPv4-mapped IPv6 address
+    (``::ffff:192.0.2.1``) as its IPv4 address.  Anything else (a test
+    client's name, ``unknown``) as it is."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def client_address(scope_or_request: Any) -> str:
-    """The client's address from an ASGI scope or a Starlette request
-    (``"unknown"`` when the transport gives none)."""
+    """The key of the client's address (``address_key``) from an ASGI scope
+    or a Starlette request (``"unknown"`` when the transport gives none).  A
+    trusted proxy keeps its exact address (``capped`` looks it up)."""
     client = (
         scope_or_request.get("client")
         if isinstance(scope_or_request, dict)
@@ -109,7 +132,8 @@ def client_address(scope_or_request: Any) -> str:
     if not client:
         return "unknown"
     host = client[0] if isinstance(client, (tuple, list)) else getattr(client, "host", None)
-    return str(host or "unknown")
+    host = str(host or "unknown")
+    return host if host in TRUSTED_PROXIES else address_key(host)
 
 
 # -- blocking work off the event loop ---------------------------------------------
@@ -364,6 +388,7 @@ class GuardedHttpProtocol(_Base):  # type: ignore[misc]
             self._exempted = True
             self._arm()
             return
+        address = address_key(address)  # an IPv6 client's /64
         if not self.guard.take(address, self.max_per_address):
             # Over the cap: close before uvicorn sets anything up for it.
             self.transport = transport

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from ..core import Game
-from . import forfeits
+from . import forfeits, limits
 from .accounts import (
     CSRF_COOKIE,
     CSRF_HEADER,
@@ -33,6 +33,7 @@ from .accounts import (
 )
 from .errors import Invalid, NoSuchGame, NotAllowed, NotIntroduced
 from .lobby import Lobby
+from .online import digest
 from .ratings import Ratings
 from .routes_local import OWNER_TOKEN
 from .routes_online import bearer
@@ -59,7 +60,8 @@ CommunityDep = Annotated[Community, Depends(community_of)]
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "?"
+    """The key the per-address limits count under (an IPv6 client's /64)."""
+    return limits.client_address(request)
 
 
 def secure(request: Request) -> bool:
@@ -153,17 +155,12 @@ async def account(request: Request, response: Response) -> dict[str, Any]:
     return {"user": _me(who), "csrf": csrf}
 
 
-def _attempt(c: Community, request: Request, name: str) -> None:
-    c.accounts.by_address.take(client_address(request), "address")
-    c.accounts.by_name.take(name.lower()[:20], "name")
-
-
 @router.post("/api/account/signup", dependencies=[Csrf])
 async def sign_up(
     body: Credentials, request: Request, response: Response, c: CommunityDep
 ) -> dict[str, Any]:
-    c.accounts.by_address.take(client_address(request), "address")
-    user = await asyncio.to_thread(c.accounts.sign_up, body.name, body.password)
+    await c.accounts.attempt(client_address(request), "sign-up")
+    user = await c.accounts.sign_up(body.name, body.password)
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
     return {"user": {"name": user.name}, "csrf": csrf}
@@ -173,8 +170,12 @@ async def sign_up(
 async def sign_in(
     body: Credentials, request: Request, response: Response, c: CommunityDep
 ) -> dict[str, Any]:
-    _attempt(c, request, body.name)
-    user = await asyncio.to_thread(c.accounts.check, body.name, body.password)
+    """Signed in by name and password.  Refused with 429 beyond the address's
+    attempts or its wrong passwords for this name; 503 (``Retry-After``)
+    when the password checks' queue is full."""
+    address = client_address(request)
+    await c.accounts.attempt(address)
+    user = await c.accounts.check(body.name, body.password, address)
     await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
@@ -196,10 +197,9 @@ async def change_password(
     body: PasswordChange, request: Request, me: Me, c: CommunityDep
 ) -> dict[str, Any]:
     """A new password; every other session of the account is signed out."""
-    c.accounts.by_address.take(client_address(request), "address")
-    await asyncio.to_thread(
-        c.accounts.change_password, me.user, body.old_password, body.new_password
-    )
+    address = client_address(request)
+    await c.accounts.attempt(address, "password")
+    await c.accounts.change_password(me.user, body.old_password, body.new_password, address)
     await asyncio.to_thread(
         c.accounts.close_other_sessions, me.user, request.cookies.get(SESSION_COOKIE)
     )
@@ -208,16 +208,27 @@ async def change_password(
 
 @router.post("/api/account/claim", dependencies=[Csrf])
 async def claim(
-    me: Me, c: CommunityDep, authorization: str | None = Header(None)
+    me: Me, c: CommunityDep, request: Request, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
     """The local games of the guest whose owner token is the bearer become
-    this account's (listed by ``GET /api/account/games``)."""
+    this account's (listed by ``GET /api/account/games``).  Only a token
+    that owns a local game may be claimed (404 otherwise, nothing stored):
+    made-up tokens do not fill the claims table."""
     token = bearer(authorization)
     if not OWNER_TOKEN.fullmatch(token):
         raise Invalid("Authorization: an owner token is 32 to 128 URL-safe characters")
+    store: Store = request.app.state.hub.store
+    if not await asyncio.to_thread(_owns_a_game, store, digest(token)):
+        raise NoSuchGame("Authorization: this owner token owns no game")
     if not await asyncio.to_thread(c.accounts.claim, me.user, token):
         raise NotAllowed("Authorization: these games belong to another account")
     return {"claimed": True}
+
+
+def _owns_a_game(store: Store, owner: str) -> bool:
+    """Whether a local game's owner is ``owner`` (a token's digest)."""
+    games = store.list(limit=5, exclude_mode="online", owner=owner)
+    return any(g.options.get("owner") == owner for g in games)
 
 
 @router.get("/api/account/games")

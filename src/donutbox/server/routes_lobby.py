@@ -206,23 +206,39 @@ async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
     return {"invited": to.name}
 
 
+async def _refuse(ws: WebSocket, code: int, reason: str) -> None:
+    """Close a lobby socket with a code the page acts on and a one-line
+    reason.  Accepted first (as ``protocol.refuse`` does): a socket closed
+    during the handshake reaches a browser as HTTP 403 and close code 1006,
+    which looks like a network failure."""
+    with contextlib.suppress(Exception):  # the client may be gone already
+        await ws.accept()
+        await ws.close(code=code, reason=reason)
+
+
 @router.websocket("/api/lobby/ws")
 async def lobby_socket(ws: WebSocket) -> None:
     """Sends ``{"type": "lobby", "lobby": <GET /api/lobby>}`` whenever the
     lobby changes; takes only ``{"type": "ping"}``.  The session cookie
-    signs it in; an Origin of another site is refused (close 4401)."""
+    signs it in.  Refused with a close code and a one-line reason after
+    the handshake: 4401 without a session or from another site's Origin,
+    4429 beyond the sockets a player or the server may hold."""
     c: Community = ws.app.state.community
+    if not origin_ok(ws.headers.get("origin"), ws.headers.get("host")):
+        await _refuse(ws, CLOSE_SIGN_IN, "Origin: sockets from another site are refused")
+        return
     who = await asyncio.to_thread(c.accounts.session, ws.cookies.get(SESSION_COOKIE))
-    if who is None or not origin_ok(ws.headers.get("origin"), ws.headers.get("host")):
-        await ws.close(code=CLOSE_SIGN_IN)
+    if who is None:
+        await _refuse(ws, CLOSE_SIGN_IN, "session: sign in first")
         return
     user = who.user
     event = asyncio.Event()
     # At most MAX_SOCKETS here, MAX_SOCKETS_PER_USER a player on every process.
-    if c.lobby.sockets() >= MAX_SOCKETS or not await c.lobby.listen(
-        user, event, MAX_SOCKETS_PER_USER
-    ):
-        await ws.close(code=CLOSE_TOO_MANY)
+    if c.lobby.sockets() >= MAX_SOCKETS:
+        await _refuse(ws, CLOSE_TOO_MANY, "lobby: the server holds all the sockets it can")
+        return
+    if not await c.lobby.listen(user, event, MAX_SOCKETS_PER_USER):
+        await _refuse(ws, CLOSE_TOO_MANY, f"lobby: at most {MAX_SOCKETS_PER_USER} sockets a player")
         return
     event.set()
 
@@ -307,3 +323,4 @@ async def stop(app: FastAPI) -> None:
     c: Community | None = getattr(app.state, "community", None)
     if c is not None:
         await c.lobby.close()
+        c.accounts.hashing.close()

@@ -9,6 +9,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from . import limits
 from .errors import (
     ActionError,
     Busy,
@@ -54,7 +55,7 @@ async def creation_allowed(request: Request) -> None:
     """A dependency of the routes that make a game: the address's token
     bucket (throttle.py; shared by every process with a broker) must have a
     token, else 429."""
-    await hub_of(request).creation.take_async(request.client.host if request.client else "?")
+    await hub_of(request).creation.take_async(limits.client_address(request))
 
 
 Creating = Depends(creation_allowed)

@@ -309,7 +309,17 @@ function connect() {
     if (lobby.invites.length > before) showError(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
     if (tab === "lobby") render();
   });
-  socket.addEventListener("close", () => { socket = null; if (me.user) setTimeout(connect, 3000); });
+  // 4401: the session is gone (signed out elsewhere, expired): show the
+  // sign-in form. 4429: too many sockets (other tabs): try again later.
+  socket.addEventListener("close", (e) => {
+    socket = null;
+    if (!me.user) return;
+    if (e.code === 4401) {
+      refreshAccount().then(() => { render(); if (me.user) setTimeout(connect, 30000); }, (err) => showError(err.message));
+      return;
+    }
+    setTimeout(connect, e.code === 4429 ? 30000 : 3000);
+  });
 }
 
 async function start() {
