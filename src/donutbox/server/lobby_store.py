@@ -57,6 +57,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .accounts import CommunityBase, User
 from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from .ratings import repeated_pairs
 
 log = logging.getLogger("donutbox.server.lobby")
 
@@ -201,10 +202,13 @@ def window(w: Waiting, now: float) -> float:
     return WINDOW + WIDEN_PER_10S * int((now - w.since) / 10)
 
 
-def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
+def match(
+    queue: list[Waiting], now: float, avoid: frozenset[frozenset[int]] = frozenset()
+) -> list[Waiting] | None:
     """A group to start: the longest-waiting player and the nearest in
     rating of the same rules and player count, each pair within both
-    players' windows."""
+    players' windows, and no two of the group a pair in ``avoid`` (user
+    ids that have just played each other repeatedly)."""
     for first in sorted(queue, key=lambda w: w.since):
         others = [
             w
@@ -215,8 +219,14 @@ def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
             and abs(w.rating - first.rating) <= min(window(first, now), window(w, now))
         ]
         others.sort(key=lambda w: (abs(w.rating - first.rating), w.since))
-        if len(others) >= first.players - 1:
-            return [first, *others[: first.players - 1]]
+        group = [first]
+        for w in others:
+            if len(group) == first.players:
+                break
+            if all(frozenset((w.user.id, g.user.id)) not in avoid for g in group):
+                group.append(w)
+        if len(group) == first.players:
+            return group
     return None
 
 
@@ -525,8 +535,9 @@ class LobbyStore:
                 )
                 for r in rows
             ]
+            avoid = repeated_pairs(db, [w.user.id for w in queue])
             made = []
-            while (group := match(queue, at)) is not None:
+            while (group := match(queue, at, avoid)) is not None:
                 ids = {w.user.id for w in group}
                 queue = [w for w in queue if w.user.id not in ids]
                 gone = _rows(
