@@ -2,9 +2,9 @@
 a rated game to the end (moves through the API with the seat links the
 pages were given, as the other online browser tests may), and both see
 their new (provisional) ratings, the game in their history and its
-replay, and a leaderboard without them; then they meet once more through
-quick match.  Screenshots of the lobby, the leaderboard and the profile,
-desktop and phone."""
+replay, and a leaderboard without them; one reports the other from the
+game's row; then they meet once more through quick match.  Screenshots
+of the lobby, the leaderboard and the profile, desktop and phone."""
 
 from __future__ import annotations
 
@@ -104,6 +104,20 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     board = ann.inner_text("#community-body")
     assert names[0] not in board and names[1] not in board
     ann.screenshot(path=str(SHOTS / "leaderboard-desktop.png"), full_page=True)
+    # Bob reports Ann's play from that game's row (a second report of the
+    # same game is refused by the server: the first was stored).
+    report = bob.locator(f"#history tr[data-game='{game_id}'] details.report")
+    report.locator("summary").click()
+    report.locator("input").fill("stalled the game")
+    report.locator("button.send-report").click()
+    bob.wait_for_function(
+        "() => document.querySelector('#error').textContent.startsWith('Reported')"
+    )
+    report.locator("summary").click()
+    report.locator("button.send-report").click()
+    bob.wait_for_function(
+        "() => document.querySelector('#error').textContent.includes('reported this already')"
+    )
     # The replay opens from the history.
     bob.click(f"#history tr[data-game='{game_id}'] a.replay-link")
     bob.wait_for_selector("#play:not([hidden])")

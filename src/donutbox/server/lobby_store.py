@@ -57,6 +57,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .accounts import CommunityBase, User
 from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from .moderation_rows import BanRow
 from .ratings import repeated_pairs
 
 log = logging.getLogger("donutbox.server.lobby")
@@ -535,6 +536,19 @@ class LobbyStore:
                 )
                 for r in rows
             ]
+            # A banned account (``donutbox admin ban``) is never paired.
+            banned = set(
+                db.scalars(
+                    select(BanRow.user_id).where(BanRow.user_id.in_([w.user.id for w in queue]))
+                )
+            )
+            if banned:
+                db.execute(
+                    delete(LobbyPlaceRow).where(
+                        LobbyPlaceRow.user_id.in_(banned), LobbyPlaceRow.table_id.is_(None)
+                    )
+                )
+                queue = [w for w in queue if w.user.id not in banned]
             avoid = repeated_pairs(db, [w.user.id for w in queue])
             made = []
             while (group := match(queue, at, avoid)) is not None:

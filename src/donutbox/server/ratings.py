@@ -40,6 +40,7 @@ from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 from ..core import Game
 from .accounts import CommunityBase, now
+from .moderation_rows import BanRow
 from .rating_model import (
     MODEL,
     MU,
@@ -83,6 +84,8 @@ class CommunityGameRow(CommunityBase):
     settled: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     ended: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: voided by a moderator (``donutbox admin void``): counts for no rating
+    voided: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class CommunitySeatRow(CommunityBase):
@@ -162,6 +165,7 @@ def earlier_pairs(
             b.user_id.in_(users),
             g.rated.is_(True),
             g.settled.is_(True),
+            g.voided.is_(False),
             g.game_id != game_id,
             g.ended >= ended - timedelta(days=PAIR_WINDOW_DAYS),
             g.ended <= ended,
@@ -194,6 +198,7 @@ def counted_opponents(db: Session, user_id: int, rules_key: str) -> int:
             mine.weight > 0,
             CommunityGameRow.rules_key == rules_key,
             CommunityGameRow.rated.is_(True),
+            CommunityGameRow.voided.is_(False),
         )
     )
     return int(n or 0)
@@ -254,6 +259,7 @@ class Ratings:
                     rules_label=rules_label[:200],
                     rated=rated,
                     settled=False,
+                    voided=False,
                     created=now(),
                 )
             )
@@ -380,6 +386,7 @@ class Ratings:
                     RatingRow.rules_key == rules_key,
                     RatingRow.sigma <= PROVISIONAL_SIGMA,
                     RatingRow.opponents >= PROVISIONAL_OPPONENTS,
+                    RatingRow.user_id.not_in(select(BanRow.user_id)),
                 )
             ).all()
         # Provisional ratings are not listed (docs/community.md): a new
@@ -447,6 +454,7 @@ class Ratings:
                     "rules": g.rules_key,
                     "rules_label": g.rules_label,
                     "rated": g.rated,
+                    "voided": bool(g.voided),
                     "finished": g.settled,
                     "place": s.place,
                     "score": s.score,

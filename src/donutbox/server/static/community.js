@@ -243,6 +243,27 @@ function counted(weight) {
   return weight > 0 ? ` (counted ${Math.round(weight * 100)}%)` : " (not counted)";
 }
 
+// A report to the server's moderators (docs/community.md, "Moderation"):
+// of a player (their profile), or of an opponent in one of your games.
+function reportForm(names, game) {
+  const box = h("details", { className: "report" });
+  box.append(h("summary", {}, "Report"));
+  const who = h("select", { "aria-label": "player to report" });
+  for (const n of names) who.append(h("option", { value: n }, n));
+  const reason = h("input", { maxlength: "500", required: "", "aria-label": "what happened", placeholder: "What happened?" });
+  const send = button("Send report", async () => {
+    try {
+      await call(`/api/players/${encodeURIComponent(who.value)}/report`, game ? { reason: reason.value, game } : { reason: reason.value });
+      box.open = false;
+      showError("Reported: thank you; the moderators will look at it.");
+    } catch (err) { showError(err.message); }
+  }, { className: "send-report" });
+  if (names.length > 1) box.append(who);
+  box.append(reason, send);
+  if (names.length === 1) who.value = names[0];
+  return box;
+}
+
 let profileName = null;
 
 function showProfile(name) { profileName = name; tab = "profile"; render(); }
@@ -260,7 +281,10 @@ async function profileView(into) {
       ratings.append(li);
     }
     if (!ratings.children.length) ratings.append(h("li", {}, "No rated game yet."));
-    into.append(section(`${p.name}${p.online ? " (online)" : ""}: ratings`, ratings));
+    const title = `${p.name}${p.online ? " (online)" : ""}${p.banned ? " (banned)" : ""}: ratings`;
+    const about = section(title, ratings);
+    if (!p.me && me.user) about.append(reportForm([p.name], null));
+    into.append(about);
     const table = h("table", { id: "history" });
     const head = h("tr", {});
     for (const c of ["Date", "Rules", "Opponents", "Result", "Rating", ""]) head.append(h("th", { scope: "col" }, c));
@@ -268,12 +292,13 @@ async function profileView(into) {
     for (const g of p.history) {
       const tr = h("tr", { "data-game": g.game });
       const result = g.finished ? `${ordinal(g.place)} (${g.score})` : "in progress";
-      const change = g.rating ? `${g.rating.before} → ${g.rating.after}${counted(g.rating.weight)}` : (g.rated ? "" : "unrated");
+      const change = g.voided ? "void" : g.rating ? `${g.rating.before} → ${g.rating.after}${counted(g.rating.weight)}` : (g.rated ? "" : "unrated");
       const links = h("td", {});
       if (g.link) {
         links.append(h("a", { href: g.link, className: g.finished ? "replay-link" : "open-game" }, g.finished ? "Replay" : "Open"));
         if (g.finished) {
           links.append(document.createTextNode(" "), button("Record", () => download(g.game), { className: "record" }));
+          if (g.opponents.length) links.append(reportForm(g.opponents, g.game));
         }
       }
       tr.append(h("td", {}, g.date.slice(0, 10)), h("td", {}, g.rules_label), h("td", {}, g.opponents.join(", ")), h("td", {}, result), h("td", { className: "rating-change" }, change), links);
