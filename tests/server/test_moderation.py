@@ -53,7 +53,8 @@ def _players(app: Any, *names: str) -> list[Player]:
     return out
 
 
-def _table_game(host: Player, guest: Player) -> str:
+def _table_game(app: Any, host: Player, guest: Player) -> str:
+    """A rated two-player table game played to the end and settled."""
     t = host.post("/api/lobby/tables", {"players": 2, "rated": True}).json()
     game_id: str = guest.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
     tokens = []
@@ -61,7 +62,7 @@ def _table_game(host: Player, guest: Player) -> str:
         games = p.get("/api/lobby").json()["games"]
         tokens.append(next(g["token"] for g in games if g["game"] == game_id))
     play_to_the_end(host.client, game_id, tokens)
-    host.app_ratings.settle(game_id)
+    app.state.community.ratings.settle(game_id)
     return game_id
 
 
@@ -91,11 +92,9 @@ def _admin(url: str, *args: str) -> int:
 
 def test_voiding_games_recomputes_ratings_exactly(app, url: str, capsys) -> None:  # type: ignore[no-untyped-def]
     ann, bob, cat, dan = _players(app, "ann", "bob", "cat", "dan")
-    for p in (ann, bob, cat, dan):
-        p.app_ratings = app.state.community.ratings  # type: ignore[attr-defined]
-    first = _table_game(ann, bob)
-    other = _table_game(cat, dan)
-    last = _table_game(ann, bob)
+    first = _table_game(app, ann, bob)
+    other = _table_game(app, cat, dan)
+    last = _table_game(app, ann, bob)
     engine = app.state.hub.store.engine
     before = _snapshot(engine)
     # Replaying every game with nothing voided gives every number back, to
@@ -134,6 +133,28 @@ def test_voiding_games_recomputes_ratings_exactly(app, url: str, capsys) -> None
     log = json.loads(capsys.readouterr().out)
     assert [(e["action"], e["actor"]) for e in log] == [("void", "admin:op")] * 3
     assert log[-1]["target"] == first and log[-1]["detail"] == "fixed"
+
+
+def test_a_void_gives_later_games_of_the_pair_their_weight_back(app, url: str) -> None:  # type: ignore[no-untyped-def]
+    """Five games of one pair count 1, 1, 1, 1/2, 1/4; the replay gives
+    every stored number back; voiding the first, the other four are the
+    pair's first four: 1, 1, 1, 1/2."""
+    ann, bob = _players(app, "ann", "bob")
+    games = [_table_game(app, ann, bob) for _ in range(5)]
+    engine = app.state.hub.store.engine
+    before = _snapshot(engine)
+    with Session(engine) as db, db.begin():
+        assert recompute(db) == 5
+    assert _snapshot(engine) == before
+
+    def weights() -> list[Any]:
+        history = ann.get("/api/players/ann").json()["history"][::-1]
+        return [None if h["rating"] is None else h["rating"]["weight"] for h in history]
+
+    assert weights() == [1, 1, 1, 0.5, 0.25]
+    assert _admin(url, "void", "--", games[0]) == 0
+    assert weights() == [None, 1, 1, 1, 0.5]
+    assert ann.get("/api/players/ann").json()["ratings"][KEY]["games"] == 4
 
 
 def test_a_ban_ends_sessions_and_takes_the_player_out_of_lobby_and_leaderboard(
@@ -182,8 +203,7 @@ def test_a_ban_ends_sessions_and_takes_the_player_out_of_lobby_and_leaderboard(
 
 def test_reports_are_bounded_and_listed(app, url: str, capsys) -> None:  # type: ignore[no-untyped-def]
     ann, bob = _players(app, "ann", "bob")
-    ann.app_ratings = app.state.community.ratings  # type: ignore[attr-defined]
-    game = _table_game(ann, bob)
+    game = _table_game(app, ann, bob)
     r = bob.post("/api/players/ann/report", {"reason": "stalled the game", "game": game})
     assert r.status_code == 200 and r.json() == {"reported": True}
     again = bob.post("/api/players/ann/report", {"reason": "again", "game": game})
@@ -245,8 +265,7 @@ def test_moderation_on_postgresql_from_another_process() -> None:
         with TestClient(app) as c:
             app.state.test_client = c
             ann, bob = _players(app, "ann", "bob")
-            ann.app_ratings = app.state.community.ratings  # type: ignore[attr-defined]
-            game = _table_game(ann, bob)
+            game = _table_game(app, ann, bob)
             env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 
             def run(*args: str) -> subprocess.CompletedProcess[str]:
