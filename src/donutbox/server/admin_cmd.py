@@ -1,5 +1,5 @@
 """``donutbox admin``: a server operator's moderation tool on the server's
-database (``server/moderation.py``; docs/community.md, "Moderation")."""
+database (``moderation.py``; docs/community.md, "Moderation")."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import getpass
 import json
 from typing import Any
 
-from .usage import UsageError, printable
+from ..usage import UsageError, printable
 
 
 def add_admin(sub: Any, parser_class: Any) -> None:
@@ -46,9 +46,9 @@ def add_admin(sub: Any, parser_class: Any) -> None:
 def _moderation(url: str | None) -> Any:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from .server import migrate
-    from .server.moderation import Moderation
-    from .server.storage import make_engine
+    from . import migrate
+    from .moderation import Moderation
+    from .storage import make_engine
 
     try:
         engine = make_engine(url)
@@ -64,7 +64,7 @@ def _moderation(url: str | None) -> Any:
 
 
 def cmd_admin(args: argparse.Namespace) -> int:
-    from .server.errors import ActionError
+    from .errors import ActionError
 
     if args.action is None:
         raise UsageError("name an action: ban, unban, void, reports or log")
