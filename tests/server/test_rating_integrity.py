@@ -127,9 +127,10 @@ def test_two_accounts_of_one_person_cannot_lift_a_rating_by_playing_each_other(a
     """Eight rated games between two fresh accounts: they count 1, 1, 1,
     1/2, 1/4 and then nothing (the sixth to eighth change no rating); both
     stay provisional (one opponent), the leaderboard lists neither, and no
-    shown rating moved more than 3.75 games' worth: one game moves mu by at
-    most sigma'^2 / c <= 69.451389 / 13.176684 = 5.270809 (the worked
-    example's first game, omega <= 1), 155.4 points, so 583 points in all.
+    shown rating moved more than 3.75 games' worth: their sigmas stay equal
+    (the same games, the same weights), so one game moves mu by at most
+    sigma'^2 / c <= 69.451389 / 13.176684 = 5.270809 (the worked example's
+    first game, omega <= 1), 155.4 points, so 583 points in all.
     Quick match then keeps them apart."""
     main, alt, stranger = _players(app, "main", "alt", "stranger")
     ratings = app.state.community.ratings
