@@ -1056,6 +1056,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .analyse_cmd import add_analyse  # the ai helper's command (ai/analysis.py)
 
     add_analyse(sub)
+    from .server.admin_cmd import add_admin  # moderation (server/moderation.py)
+
+    add_admin(sub, _Parser)
     _help_command(sub, parser)
     return parser
 

@@ -1,9 +1,10 @@
 """Two strangers in two browsers: they sign up, meet at a lobby table, play
 a rated game to the end (moves through the API with the seat links the
 pages were given, as the other online browser tests may), and both see
-their new ratings, the game in their history and its replay; then they
-meet once more through quick match.  Screenshots of the lobby, the
-leaderboard and the profile, desktop and phone."""
+their new (provisional) ratings, the game in their history and its
+replay, and a leaderboard without them; one reports the other from the
+game's row; then they meet once more through quick match.  Screenshots
+of the lobby, the leaderboard and the profile, desktop and phone."""
 
 from __future__ import annotations
 
@@ -88,20 +89,35 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
             ".textContent.includes('in progress') && document.querySelector("
             f"\"#history tr[data-game='{game_id}'] .rating-change\").textContent.includes('→')"
         )
-        # The numbers shown are the server's: 0 (new) before, the settled
-        # rating after (mu - 3 sigma, docs/community.md).
+        # The numbers shown are the server's: 1500 (new) before, the settled
+        # rating after (docs/community.md), marked provisional ("?").
         seat = _get(f"{live}/api/online/{game_id}", token)["player"]
         place = 1 + sum(s > final["scores"][seat] for s in final["scores"])
-        assert "0.00 →" in row.inner_text() and f"{place}" in row.inner_text()
+        assert "1500 →" in row.inner_text() and f"{place}" in row.inner_text()
         assert page.locator("#ratings li").count() == 1
+        assert page.locator("#ratings li.provisional").inner_text().count("?") == 1
     ann.screenshot(path=str(SHOTS / "profile-desktop.png"), full_page=True)
     bob.screenshot(path=str(SHOTS / "profile-phone.png"), full_page=True)
-    # The leaderboard has both.
+    # The leaderboard lists neither: one game leaves both ratings provisional.
     ann.click("[data-tab=leaderboard]")
-    ann.wait_for_selector("table.leaderboard")
-    board = ann.inner_text("table.leaderboard")
-    assert names[0] in board and names[1] in board
+    ann.wait_for_selector(".provisional-note")
+    board = ann.inner_text("#community-body")
+    assert names[0] not in board and names[1] not in board
     ann.screenshot(path=str(SHOTS / "leaderboard-desktop.png"), full_page=True)
+    # Bob reports Ann's play from that game's row (a second report of the
+    # same game is refused by the server: the first was stored).
+    report = bob.locator(f"#history tr[data-game='{game_id}'] details.report")
+    report.locator("summary").click()
+    report.locator("input").fill("stalled the game")
+    report.locator("button.send-report").click()
+    bob.wait_for_function(
+        "() => document.querySelector('#error').textContent.startsWith('Reported')"
+    )
+    report.locator("summary").click()
+    report.locator("button.send-report").click()
+    bob.wait_for_function(
+        "() => document.querySelector('#error').textContent.includes('reported this already')"
+    )
     # The replay opens from the history.
     bob.click(f"#history tr[data-game='{game_id}'] a.replay-link")
     bob.wait_for_selector("#play:not([hidden])")

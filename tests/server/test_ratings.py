@@ -107,10 +107,17 @@ def test_a_rated_game_updates_both_ratings_once_as_worked_by_hand(app) -> None: 
     assert math.isclose(a.sigma, 8.065901, abs_tol=1e-5)
     assert math.isclose(b.sigma, 8.065901, abs_tol=1e-5)
     assert final["finished"]
-    # The history shows the change (ordinal mu - 3 sigma: 0 before).
+    # The history shows the change on the 1500 scale: 400 / (ln 10 sqrt(2)
+    # 25/6) = 29.480887 points per unit of mu, so the worked example's
+    # +-2.635389 is +-77.69: the winner 1578, the other 1422.
     h = ann.get("/api/players/ann").json()["history"][0]
-    assert h["rating"]["before"] == 0.0
-    assert h["rating"]["after"] == round(a.mu - 3 * a.sigma, 2)
+    assert h["rating"]["before"] == 1500
+    if place[0] == place[1]:
+        assert h["rating"]["after"] == 1500
+    else:
+        assert h["rating"]["after"] == (1578 if place[0] == 1 else 1422)
+    assert h["rating"]["weight"] == 1.0
+    assert math.isclose(h["rating"]["model"]["mu_after"], a.mu, abs_tol=1e-3)
 
 
 def test_takeback_games_are_unrated(app) -> None:  # type: ignore[no-untyped-def]
@@ -191,7 +198,7 @@ def test_an_old_database_upgrades_in_place_and_a_new_one_is_made(tmp_path: Path)
     with TestClient(create_app(f"sqlite:///{old}", inline_ai=True)) as c:
         assert c.app.state.hub.store.get("old").title == "old"  # type: ignore[attr-defined]
     con = sqlite3.connect(old)
-    assert con.execute("select version_num from alembic_version").fetchall() == [("0003",)]
+    assert con.execute("select version_num from alembic_version").fetchall() == [("0005",)]
     con.close()
     assert CommunitySeatRow.__tablename__ == "community_seats"
 

@@ -57,6 +57,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .accounts import CommunityBase, User
 from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from .moderation_rows import BanRow
+from .ratings import repeated_pairs
 
 log = logging.getLogger("donutbox.server.lobby")
 
@@ -126,7 +128,7 @@ class LobbyPlaceRow(CommunityBase):
     rules_label: Mapped[str | None] = mapped_column(String(200), nullable=True)
     players: Mapped[int | None] = mapped_column(Integer, nullable=True)
     rating: Mapped[float | None] = mapped_column(Float, nullable=True)
-    #: the time control asked for (JSON; migration 0003)
+    #: the time control asked for (JSON; migration 0005)
     clock: Mapped[str | None] = mapped_column(Text, nullable=True)
     since: Mapped[float] = mapped_column(Float)
 
@@ -207,10 +209,13 @@ def window(w: Waiting, now: float) -> float:
     return WINDOW + WIDEN_PER_10S * int((now - w.since) / 10)
 
 
-def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
+def match(
+    queue: list[Waiting], now: float, avoid: frozenset[frozenset[int]] = frozenset()
+) -> list[Waiting] | None:
     """A group to start: the longest-waiting player and the nearest in
     rating of the same rules, player count and time control, each pair
-    within both players' windows."""
+    within both players' windows, and no two of the group a pair in
+    ``avoid`` (user ids that have just played each other repeatedly)."""
     for first in sorted(queue, key=lambda w: w.since):
         others = [
             w
@@ -222,8 +227,14 @@ def match(queue: list[Waiting], now: float) -> list[Waiting] | None:
             and abs(w.rating - first.rating) <= min(window(first, now), window(w, now))
         ]
         others.sort(key=lambda w: (abs(w.rating - first.rating), w.since))
-        if len(others) >= first.players - 1:
-            return [first, *others[: first.players - 1]]
+        group = [first]
+        for w in others:
+            if len(group) == first.players:
+                break
+            if all(frozenset((w.user.id, g.user.id)) not in avoid for g in group):
+                group.append(w)
+        if len(group) == first.players:
+            return group
     return None
 
 
@@ -543,8 +554,22 @@ class LobbyStore:
                 )
                 for r in rows
             ]
+            # A banned account (``donutbox admin ban``) is never paired.
+            banned = set(
+                db.scalars(
+                    select(BanRow.user_id).where(BanRow.user_id.in_([w.user.id for w in queue]))
+                )
+            )
+            if banned:
+                db.execute(
+                    delete(LobbyPlaceRow).where(
+                        LobbyPlaceRow.user_id.in_(banned), LobbyPlaceRow.table_id.is_(None)
+                    )
+                )
+                queue = [w for w in queue if w.user.id not in banned]
+            avoid = repeated_pairs(db, [w.user.id for w in queue])
             made = []
-            while (group := match(queue, at)) is not None:
+            while (group := match(queue, at, avoid)) is not None:
                 ids = {w.user.id for w in group}
                 queue = [w for w in queue if w.user.id not in ids]
                 gone = _rows(

@@ -1,6 +1,8 @@
 """Ratings and the games the lobby made: openskill's Plackett-Luce model, a
 rating per player per rule set (``Rules.key()``), updated once when a rated
-game ends (docs/community.md says why Plackett-Luce).
+game ends (docs/community.md says why Plackett-Luce), each seat's update
+weighted by the pair's recent games and kept from established ratings by
+provisional opponents (the rules: ``rating_model.py``).
 
 A lobby game is stored in ``community_games`` (its rules, whether it is
 rated, whether its ratings were settled) with one ``community_seats`` row
@@ -16,11 +18,11 @@ row writes the ratings.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
-from openskill.models import PlackettLuce
 from sqlalchemy import (
     Boolean,
     DateTime,
@@ -28,20 +30,36 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
+    and_,
+    func,
     select,
     update,
 )
 from sqlalchemy.engine import CursorResult
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 from ..core import Game
 from . import forfeits
 from .accounts import CommunityBase, now
+from .moderation_rows import BanRow
+from .rating_model import (
+    MODEL,
+    MU,
+    PAIR_WINDOW_DAYS,
+    PROVISIONAL_OPPONENTS,
+    PROVISIONAL_SIGMA,
+    QUICK_MATCH_PAIR_LIMIT,
+    SIGMA,
+    Skill,
+    deviation,
+    display,
+    provisional,
+    rate,
+    seat_weights,
+)
 from .storage import GameRow, Store
 
-MODEL = PlackettLuce()
-MU = MODEL.mu
-SIGMA = MODEL.sigma
+__all__ = ["MODEL", "MU", "SIGMA", "Rating", "Ratings", "ordinal", "places"]
 
 
 class RatingRow(CommunityBase):
@@ -52,7 +70,9 @@ class RatingRow(CommunityBase):
     rules_key: Mapped[str] = mapped_column(String(40), primary_key=True)
     mu: Mapped[float] = mapped_column(Float)
     sigma: Mapped[float] = mapped_column(Float)
+    #: counted games (weight > 0) and the different accounts they were against
     games: Mapped[int] = mapped_column(Integer, default=0)
+    opponents: Mapped[int] = mapped_column(Integer, default=0)
     updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
@@ -65,6 +85,8 @@ class CommunityGameRow(CommunityBase):
     settled: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     ended: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: voided by a moderator (``donutbox admin void``): counts for no rating
+    voided: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class CommunitySeatRow(CommunityBase):
@@ -81,11 +103,12 @@ class CommunitySeatRow(CommunityBase):
     sigma_before: Mapped[float | None] = mapped_column(Float, nullable=True)
     mu_after: Mapped[float | None] = mapped_column(Float, nullable=True)
     sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: how much the game counted for this seat (rating_model.seat_weights)
+    weight: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 def ordinal(mu: float, sigma: float) -> float:
-    """The shown rating: mu - 3 sigma (0 for a new player), so that a player
-    climbs by playing, and a lucky first win does not top the board."""
+    """mu - 3 sigma (0 for a new player): how quick match compares ratings."""
     return mu - 3 * sigma
 
 
@@ -101,17 +124,113 @@ class Rating:
     mu: float
     sigma: float
     games: int
+    opponents: int = 0
+
+    @property
+    def provisional(self) -> bool:
+        return provisional(Skill(self.mu, self.sigma, self.games, self.opponents))
 
     def to_dict(self) -> dict[str, Any]:
+        """The shown rating (1500 to start), whether it is provisional (the
+        page writes "1512?"), and the model's own numbers in ``model``."""
         return {
-            "rating": round(ordinal(self.mu, self.sigma), 2),
-            "mu": round(self.mu, 3),
-            "sigma": round(self.sigma, 3),
+            "rating": display(self.mu),
+            "provisional": self.provisional,
+            "deviation": deviation(self.sigma),
             "games": self.games,
+            "opponents": self.opponents,
+            "model": {"mu": round(self.mu, 3), "sigma": round(self.sigma, 3)},
         }
 
 
 NEW = Rating(MU, SIGMA, 0)
+
+
+def _rating(row: RatingRow) -> Rating:
+    return Rating(row.mu, row.sigma, row.games, row.opponents or 0)
+
+
+def earlier_pairs(
+    db: Session, users: Sequence[int], ended: datetime, game_id: str
+) -> dict[frozenset[int], int]:
+    """Settled rated games (any rules) of each pair of ``users`` together
+    that ended within ``PAIR_WINDOW_DAYS`` before ``ended``, this one aside."""
+    a, b = aliased(CommunitySeatRow), aliased(CommunitySeatRow)
+    g = CommunityGameRow
+    rows = db.execute(
+        select(a.user_id, b.user_id, func.count(func.distinct(g.game_id)))
+        .join(b, and_(b.game_id == a.game_id, a.user_id < b.user_id))
+        .join(g, g.game_id == a.game_id)
+        .where(
+            a.user_id.in_(users),
+            b.user_id.in_(users),
+            g.rated.is_(True),
+            g.settled.is_(True),
+            g.voided.is_(False),
+            g.game_id != game_id,
+            g.ended >= ended - timedelta(days=PAIR_WINDOW_DAYS),
+            g.ended <= ended,
+        )
+        .group_by(a.user_id, b.user_id)
+    ).all()
+    return {frozenset((x, y)): int(n) for x, y, n in rows}
+
+
+def repeated_pairs(db: Session, users: Sequence[int]) -> frozenset[frozenset[int]]:
+    """The pairs of ``users`` that quick match keeps apart: their next game
+    together would count less than fully (``QUICK_MATCH_PAIR_LIMIT``)."""
+    if len(users) < 2:
+        return frozenset()
+    earlier = earlier_pairs(db, users, now(), "")
+    return frozenset(p for p, n in earlier.items() if n >= QUICK_MATCH_PAIR_LIMIT)
+
+
+def counted_opponents(db: Session, user_id: int, rules_key: str) -> int:
+    """The different accounts met in the user's counted games (weight > 0)
+    of these rules."""
+    mine, other = aliased(CommunitySeatRow), aliased(CommunitySeatRow)
+    n = db.scalar(
+        select(func.count(func.distinct(other.user_id)))
+        .select_from(mine)
+        .join(other, and_(other.game_id == mine.game_id, other.user_id != mine.user_id))
+        .join(CommunityGameRow, CommunityGameRow.game_id == mine.game_id)
+        .where(
+            mine.user_id == user_id,
+            mine.weight > 0,
+            CommunityGameRow.rules_key == rules_key,
+            CommunityGameRow.rated.is_(True),
+            CommunityGameRow.voided.is_(False),
+        )
+    )
+    return int(n or 0)
+
+
+def _rate_seats(
+    db: Session,
+    info: CommunityGameRow,
+    seats: list[CommunitySeatRow],
+    rows: list[RatingRow],
+    place: list[int],
+) -> None:
+    """A rated game's new ratings: each seat's weight from the pairs'
+    history (``rating_model.seat_weights``), the weighted update, and the
+    counted games and opponents."""
+    assert info.ended is not None
+    users = [s.user_id for s in seats]
+    before = [Skill(r.mu, r.sigma, r.games or 0, r.opponents or 0) for r in rows]
+    weights = seat_weights(users, earlier_pairs(db, users, info.ended, info.game_id), before)
+    after = rate(before, place, weights)
+    for s, row, w, (mu, sigma) in zip(seats, rows, weights, after, strict=True):
+        s.mu_before, s.sigma_before = row.mu, row.sigma
+        s.mu_after, s.sigma_after = mu, sigma
+        s.weight = w
+        row.mu, row.sigma = mu, sigma
+        row.updated = now()
+    db.flush()
+    for s, row, w in zip(seats, rows, weights, strict=True):
+        if w > 0:
+            row.games = (row.games or 0) + 1
+            row.opponents = counted_opponents(db, s.user_id, info.rules_key)
 
 
 class Ratings:
@@ -141,6 +260,7 @@ class Ratings:
                     rules_label=rules_label[:200],
                     rated=rated,
                     settled=False,
+                    voided=False,
                     created=now(),
                 )
             )
@@ -151,12 +271,12 @@ class Ratings:
     def rating(self, user_id: int, rules_key: str) -> Rating:
         with Session(self.engine) as db:
             row = db.get(RatingRow, (user_id, rules_key))
-            return NEW if row is None else Rating(row.mu, row.sigma, row.games)
+            return NEW if row is None else _rating(row)
 
     def all_of(self, user_id: int) -> dict[str, Rating]:
         with Session(self.engine) as db:
             rows = db.scalars(select(RatingRow).where(RatingRow.user_id == user_id))
-            return {r.rules_key: Rating(r.mu, r.sigma, r.games) for r in rows}
+            return {r.rules_key: _rating(r) for r in rows}
 
     def unsettled(self) -> list[str]:
         """Lobby games that have ended and are not settled yet (one query:
@@ -236,19 +356,13 @@ class Ratings:
                             mu=MU,
                             sigma=SIGMA,
                             games=0,
+                            opponents=0,
                             updated=now(),
                         )
                         db.add(row)
                     before.append(row)
             if rated:
-                teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
-                new = MODEL.rate(teams, ranks=[float(place[s.seat]) for s in seats])
-                for s, row, team in zip(seats, before, new, strict=True):
-                    s.mu_before, s.sigma_before = row.mu, row.sigma
-                    s.mu_after, s.sigma_after = team[0].mu, team[0].sigma
-                    row.mu, row.sigma = team[0].mu, team[0].sigma
-                    row.games += 1
-                    row.updated = now()
+                _rate_seats(db, info, seats, before, [place[s.seat] for s in seats])
         return True
 
     def rule_sets(self) -> list[tuple[str, str]]:
@@ -270,10 +384,21 @@ class Ratings:
             rows = db.execute(
                 select(RatingRow, UserRow.name)
                 .join(UserRow, UserRow.id == RatingRow.user_id)
-                .where(RatingRow.rules_key == rules_key)
+                .where(
+                    RatingRow.rules_key == rules_key,
+                    RatingRow.sigma <= PROVISIONAL_SIGMA,
+                    RatingRow.opponents >= PROVISIONAL_OPPONENTS,
+                    RatingRow.user_id.not_in(select(BanRow.user_id)),
+                )
             ).all()
-        board = [{"name": name, **Rating(r.mu, r.sigma, r.games).to_dict()} for r, name in rows]
-        board.sort(key=lambda e: (-e["rating"], e["name"].lower()))
+        # Provisional ratings are not listed (docs/community.md): a new
+        # account's lucky streak, or one fed by a few accounts, stays off.
+        board = [
+            {"name": name, **rating.to_dict()}
+            for rating, name in ((_rating(r), name) for r, name in rows)
+            if not rating.provisional
+        ]
+        board.sort(key=lambda e: (-e["model"]["mu"], e["name"].lower()))
         for i, e in enumerate(board[:limit]):
             e["rank"] = i + 1
         return board[:limit]
@@ -310,8 +435,15 @@ class Ratings:
             if s.mu_after is not None and s.mu_before is not None:
                 assert s.sigma_before is not None and s.sigma_after is not None
                 change = {
-                    "before": round(ordinal(s.mu_before, s.sigma_before), 2),
-                    "after": round(ordinal(s.mu_after, s.sigma_after), 2),
+                    "before": display(s.mu_before),
+                    "after": display(s.mu_after),
+                    "weight": 1.0 if s.weight is None else s.weight,
+                    "model": {
+                        "mu_before": round(s.mu_before, 3),
+                        "sigma_before": round(s.sigma_before, 3),
+                        "mu_after": round(s.mu_after, 3),
+                        "sigma_after": round(s.sigma_after, 3),
+                    },
                 }
             seat_names = names.get(g.game_id, {})
             out.append(
@@ -324,6 +456,7 @@ class Ratings:
                     "rules": g.rules_key,
                     "rules_label": g.rules_label,
                     "rated": g.rated,
+                    "voided": bool(g.voided),
                     "finished": g.settled,
                     "place": s.place,
                     "score": s.score,

@@ -33,6 +33,8 @@ from .accounts import (
 )
 from .errors import Invalid, NoSuchGame, NotAllowed, NotIntroduced
 from .lobby import Lobby
+from .moderation import Moderation
+from .moderation_rows import MAX_REASON
 from .online import digest
 from .ratings import Ratings
 from .routes_local import OWNER_TOKEN
@@ -291,16 +293,34 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
         ratings = {
             k: {**r.to_dict(), "label": labels.get(k, k)} for k, r in c.ratings.all_of(uid).items()
         }
-        return {"me": own, "ratings": ratings, "history": history}
+        banned = Moderation(c.ratings.engine).is_banned(uid)
+        return {"me": own, "ratings": ratings, "history": history, "banned": banned}
 
     read_out = await asyncio.to_thread(read)
     return {
         "name": user.name,
         "me": read_out["me"],
         "online": await c.lobby.is_online(uid),
+        "banned": read_out["banned"],
         "ratings": read_out["ratings"],
         "history": read_out["history"],
     }
+
+
+class Report(BaseModel):
+    reason: str = Field(..., min_length=1, max_length=MAX_REASON, description="what happened")
+    game: str | None = Field(None, max_length=32, description="a lobby game you both sat in")
+
+
+@router.post("/api/players/{name}/report", dependencies=[Csrf])
+async def report(name: str, body: Report, me: Me, c: CommunityDep) -> dict[str, Any]:
+    """Report a player to the server's moderators (``donutbox admin
+    reports``): at most 10 reports a day, one per player and game."""
+    if len(name) > 20:
+        raise NoSuchGame("name: no such player")
+    moderation = Moderation(c.ratings.engine)
+    await asyncio.to_thread(moderation.report, me.user, name, body.game, body.reason)
+    return {"reported": True}
 
 
 @router.get("/api/leaderboard")

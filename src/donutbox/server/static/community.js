@@ -208,7 +208,12 @@ async function leaderboardView(into) {
     const data = await call("/api/leaderboard");
     into.replaceChildren();
     if (!data.boards.length) into.append(h("p", {}, "No rated game yet."));
+    into.append(h("p", { className: "provisional-note" }, PROVISIONAL_NOTE));
     for (const b of data.boards) {
+      if (!b.players.length) {
+        into.append(section(b.label, h("p", { className: "empty-board", "data-rules": b.rules }, "No settled rating yet.")));
+        continue;
+      }
       const table = h("table", { className: "leaderboard", "data-rules": b.rules });
       const head = h("tr", {});
       for (const c of ["#", "Player", "Rating", "Games"]) head.append(h("th", { scope: "col" }, c));
@@ -217,12 +222,46 @@ async function leaderboardView(into) {
         const tr = h("tr", {});
         const who = h("td", {});
         who.append(button(e.name, () => showProfile(e.name), { className: "linkish" }));
-        tr.append(h("td", {}, String(e.rank)), who, h("td", {}, e.rating.toFixed(2)), h("td", {}, String(e.games)));
+        tr.append(h("td", {}, String(e.rank)), who, h("td", {}, shownRating(e)), h("td", {}, String(e.games)));
         table.append(tr);
       }
       into.append(section(b.label, table));
     }
   } catch (err) { showError(err.message); }
+}
+
+// Ratings are shown on a 1500 scale; a provisional one with a "?" (as
+// lichess does) and never on the leaderboard (docs/community.md).
+const PROVISIONAL_NOTE = "A rating marked ? is provisional: it is listed here after enough rated games against at least 5 different players.";
+
+function shownRating(r) {
+  return `${r.rating}${r.provisional ? "?" : ""}`;
+}
+
+function counted(weight) {
+  if (weight >= 1) return "";
+  return weight > 0 ? ` (counted ${Math.round(weight * 100)}%)` : " (not counted)";
+}
+
+// A report to the server's moderators (docs/community.md, "Moderation"):
+// of a player (their profile), or of an opponent in one of your games.
+function reportForm(names, game) {
+  const box = h("details", { className: "report" });
+  box.append(h("summary", {}, "Report"));
+  const who = h("select", { "aria-label": "player to report" });
+  for (const n of names) who.append(h("option", { value: n }, n));
+  const reason = h("input", { maxlength: "500", required: "", "aria-label": "what happened", placeholder: "What happened?" });
+  const send = button("Send report", async () => {
+    try {
+      await call(`/api/players/${encodeURIComponent(who.value)}/report`, game ? { reason: reason.value, game } : { reason: reason.value });
+      box.open = false;
+      showError("Reported: thank you; the moderators will look at it.");
+    } catch (err) { showError(err.message); }
+  }, { className: "send-report" });
+  if (names.length > 1) box.append(who);
+  box.append(reason, send);
+  if (names.length === 1) who.value = names[0];
+  return box;
 }
 
 let profileName = null;
@@ -236,9 +275,16 @@ async function profileView(into) {
     const p = await call(`/api/players/${encodeURIComponent(name)}`);
     into.replaceChildren();
     const ratings = h("ul", { id: "ratings" });
-    for (const [key, r] of Object.entries(p.ratings)) ratings.append(h("li", {}, `${r.label || key}: ${r.rating.toFixed(2)} (${r.games} game${r.games === 1 ? "" : "s"}; mu ${r.mu.toFixed(2)}, sigma ${r.sigma.toFixed(2)})`));
+    for (const [key, r] of Object.entries(p.ratings)) {
+      const li = h("li", { className: r.provisional ? "provisional" : "", title: `mu ${r.model.mu.toFixed(2)}, sigma ${r.model.sigma.toFixed(2)}` },
+        `${r.label || key}: ${shownRating(r)} ±${r.deviation} (${r.games} game${r.games === 1 ? "" : "s"}, ${r.opponents} opponent${r.opponents === 1 ? "" : "s"}${r.provisional ? "; provisional" : ""})`);
+      ratings.append(li);
+    }
     if (!ratings.children.length) ratings.append(h("li", {}, "No rated game yet."));
-    into.append(section(`${p.name}${p.online ? " (online)" : ""}: ratings`, ratings));
+    const title = `${p.name}${p.online ? " (online)" : ""}${p.banned ? " (banned)" : ""}: ratings`;
+    const about = section(title, ratings);
+    if (!p.me && me.user) about.append(reportForm([p.name], null));
+    into.append(about);
     const table = h("table", { id: "history" });
     const head = h("tr", {});
     for (const c of ["Date", "Rules", "Opponents", "Result", "Rating", ""]) head.append(h("th", { scope: "col" }, c));
@@ -246,12 +292,13 @@ async function profileView(into) {
     for (const g of p.history) {
       const tr = h("tr", { "data-game": g.game });
       const result = g.finished ? `${ordinal(g.place)} (${g.score})` : "in progress";
-      const change = g.rating ? `${g.rating.before.toFixed(2)} → ${g.rating.after.toFixed(2)}` : (g.rated ? "" : "unrated");
+      const change = g.voided ? "void" : g.rating ? `${g.rating.before} → ${g.rating.after}${counted(g.rating.weight)}` : (g.rated ? "" : "unrated");
       const links = h("td", {});
       if (g.link) {
         links.append(h("a", { href: g.link, className: g.finished ? "replay-link" : "open-game" }, g.finished ? "Replay" : "Open"));
         if (g.finished) {
           links.append(document.createTextNode(" "), button("Record", () => download(g.game), { className: "record" }));
+          if (g.opponents.length) links.append(reportForm(g.opponents, g.game));
         }
       }
       tr.append(h("td", {}, g.date.slice(0, 10)), h("td", {}, g.rules_label), h("td", {}, g.opponents.join(", ")), h("td", {}, result), h("td", { className: "rating-change" }, change), links);

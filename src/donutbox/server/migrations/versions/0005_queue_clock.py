@@ -2,16 +2,16 @@
 asked for (JSON, like ``lobby_tables.clock``).  Rows queued before have
 none and are matched with the default clock's pool.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-12-05
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
