@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .ai.analysis import DEFAULT_SECONDS, MARKS, analyse_game, to_json
-from .core import replay
-from .usage import UsageError, read_record
+from .usage import UsageError, one_line, position, read_record
 
 MAX_SECONDS = 60.0
 PLURAL = {"blunder": "blunders", "mistake": "mistakes", "inaccuracy": "inaccuracies"}
@@ -54,7 +53,10 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             raise UsageError(f"--out {out}: it is a folder; name a file")
         if not out.parent.is_dir():
             raise UsageError(f"--out {out}: no folder {out.parent}")
-    game = replay(read_record(args.record))
+    game, illegal = position(read_record(args.record))
+    if illegal:  # exit status 1, as replay, show, moves, render and perft say it
+        print(one_line(f"donutbox analyse: {illegal}; nothing analysed"), file=sys.stderr)
+        return 1
     if game.free:
         raise UsageError("a free game (analysis board) cannot be analysed: it has no trays")
     total = len(game.history)

@@ -307,8 +307,11 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.resume and args.deck:
         raise UsageError("--deck: a resumed game keeps the decks of its record; leave out --deck")
     if args.resume:
-        record = read_record(args.resume)
-        game, problem = position(record)
+        try:
+            record = read_record(args.resume)
+            game, problem = position(record)
+        except RecordError as err:  # which file could not be resumed, and why
+            raise UsageError(f"--resume {args.resume}: {err}") from None
         if problem:  # a game cannot go on from a record that breaks the rules
             warn("play", f"--resume {args.resume}: {problem}; nothing to resume")
             return 1
@@ -774,6 +777,25 @@ def _listen(host: str, port: int) -> Any:
     return sock
 
 
+def _database_trouble(db: str | None, err: Exception) -> str:
+    """One line on why ``serve`` cannot use its database.  A locked SQLite
+    file is another server holding it (a server locks its SQLite file
+    exclusively, docs/online.md): the line names the file and both ways out."""
+    reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    if "database is locked" not in reason:
+        return f"cannot use the database: {reason}"
+    from sqlalchemy.engine import make_url
+
+    from .server.storage import default_url
+
+    where = make_url(db or default_url()).database or "?"
+    return (
+        f"cannot use the database {where}: another donutbox serve is using it "
+        "(an SQLite file serves one server); stop that server, or give this one "
+        "a file of its own with --db sqlite:///PATH"
+    )
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -791,11 +813,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except ValueError as err:
             if str(err).startswith("--broker"):  # not Redis, or it does not answer
                 raise UsageError(str(err)) from None
-            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise UsageError(f"cannot use the database: {reason}") from None
+            raise UsageError(_database_trouble(args.db, err)) from None
         except Exception as err:  # a bad database URL or file: say so in one line
-            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise UsageError(f"cannot use the database: {reason}") from None
+            raise UsageError(_database_trouble(args.db, err)) from None
         host = f"[{args.host}]" if ":" in args.host else args.host
         url = f"http://{host}:{args.port}/"
         print(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .core import Game, IllegalMove, InputError, RecordError, replay_partial
+from .core.errors import move_label
 from .core.replay import replay
 
 #: Records larger than this are refused unread (a real record is a few KiB).
@@ -63,7 +64,7 @@ def illegal_text(ply: int, move: str, reason: str) -> str:
     """The first illegal move of a record, for people: the move's number
     counted from 1 and its 0-based ``ply`` as in ``replay --json``.  Every
     command says it the same way."""
-    return f"move {ply + 1} (ply {ply}, {move}) is illegal: {reason}"
+    return f"{move_label(ply, move)} is illegal: {reason}"
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,0 +1,105 @@
+"""What the command line says when something is wrong or worth knowing:
+one way to name a record's move in every command, the file a command could
+not use, no escape codes without colour, one seed range, sweeps, misspelled
+commands, small samples, the terminal opponent's name."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# box@0,0 as the first move: nothing but the start card is on the counter,
+# whose runs are too small to box and belong to nobody (docs/spec.md, "Runs
+# and boxes").
+ILLEGAL = {"format": "donutbox/1", "players": ["A", "B"], "seed": 7, "moves": ["box@0,0"]}
+# The second move has a rotation that does not exist (0, 90, 180 or 270).
+MALFORMED = {
+    "format": "donutbox/1",
+    "players": ["A", "B"],
+    "seed": 7,
+    "moves": ["pass", "CCSS@2,0/45"],
+}
+
+
+def _write(path: Path, record: object) -> str:
+    path.write_text(json.dumps(record))
+    return str(path)
+
+
+def _one_line(proc: Any) -> str:
+    lines = proc.stderr.strip("\n").splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return str(lines[0])
+
+
+# -- a record's move, named the same way by every command --------------------------
+
+
+def test_analyse_names_an_illegal_move_as_replay_does_with_status_1(
+    cli: Any, tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "illegal.json", ILLEGAL)
+    want = "move 1 (ply 0, box@0,0) is illegal: box it: "
+    for command in ("analyse", "replay", "show", "moves", "perft"):
+        proc = cli(command, path)
+        assert proc.returncode == 1, (command, proc.stderr)
+        assert _one_line(proc).startswith(f"donutbox {command}: {want}"), proc.stderr
+    assert cli("analyse", path).stdout == ""
+
+
+def test_a_malformed_move_is_counted_from_1_like_an_illegal_one(cli: Any, tmp_path: Path) -> None:
+    path = _write(tmp_path / "malformed.json", MALFORMED)
+    for command in ("replay", "show", "moves", "analyse"):
+        proc = cli(command, path)
+        assert proc.returncode == 2 and proc.stdout == "", (command, proc.stderr)
+        assert _one_line(proc) == (
+            f"donutbox {command}: move 2 (ply 1): bad move 'CCSS@2,0/45': "
+            "rotation must be 0, 90, 180 or 270"
+        )
+
+
+def test_play_resume_names_the_file_it_cannot_resume(cli: Any, tmp_path: Path) -> None:
+    path = _write(tmp_path / "notrecord.json", {"hello": 1})
+    proc = cli("play", "--resume", path, "--no-color")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert _one_line(proc).startswith(f"donutbox play: --resume {path}: format is missing")
+
+
+# -- serve on a database another server holds ----------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_a_second_serve_on_the_same_file_names_it_and_the_ways_out(
+    cli: Any, serve: Any, tmp_path: Path
+) -> None:
+    first = serve()
+    proc = cli("serve", "--port", str(_free_port()), "--db", first.db_url, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = _one_line(proc)
+    assert line.startswith(f"donutbox serve: cannot use the database {first.db}: "), line
+    assert "another donutbox serve" in line and "--db" in line and "stop that server" in line
+    assert "sqlite3.OperationalError" not in line
+
+
+def test_the_default_database_is_named_by_its_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from donutbox.cli import _database_trouble
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    line = _database_trouble(None, sqlite3.OperationalError("database is locked"))
+    assert line.startswith(f"cannot use the database {tmp_path}/donutbox/donutbox.db: ")
+    assert re.search(r"--db sqlite:///PATH$", line), line
