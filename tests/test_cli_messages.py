@@ -103,3 +103,43 @@ def test_the_default_database_is_named_by_its_path(
     line = _database_trouble(None, sqlite3.OperationalError("database is locked"))
     assert line.startswith(f"cannot use the database {tmp_path}/donutbox/donutbox.db: ")
     assert re.search(r"--db sqlite:///PATH$", line), line
+
+
+# -- no colour, no escape codes ----------------------------------------------------------
+
+DATA = Path(__file__).resolve().parent / "data"
+#: A finished game with a delivered box (drawn bold, dim and struck through
+#: in colour): tests/data/spec/README.md.
+DELIVERED = DATA / "spec" / "seal-majority.json"
+
+
+def test_no_color_and_NO_COLOR_send_no_escape_code_at_all(cli: Any) -> None:
+    record = str(DELIVERED)
+    # FORCE_COLOR: rich draws as on a terminal (the test runs in a pipe).
+    coloured = cli("show", record, FORCE_COLOR="1", NO_COLOR="")
+    assert "\x1b[" in coloured.stdout  # the check below can fail
+    for proc in (
+        cli("show", record, "--no-color", FORCE_COLOR="1", NO_COLOR=""),
+        cli("show", record, FORCE_COLOR="1", NO_COLOR="1"),
+        cli("play", "--seed", "3", "--no-color", stdin=b"quit\n", FORCE_COLOR="1", NO_COLOR=""),
+        cli("play", "--seed", "3", stdin=b"quit\n", FORCE_COLOR="1", NO_COLOR="1"),
+    ):
+        assert proc.returncode == 0, proc.stderr
+        assert "\x1b" not in proc.stdout + proc.stderr, proc.args
+    # The same letters, only without the escapes.
+    plain = cli("show", record, "--no-color", FORCE_COLOR="1", NO_COLOR="").stdout
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured.stdout) == plain
+
+
+# -- the terminal opponent's name --------------------------------------------------------
+
+
+def test_terminal_play_names_the_ai_by_its_agent(cli: Any) -> None:
+    proc = cli("play", "--seed", "3", "--vs", "hard", "--no-color", stdin=b"quit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "hard (AI): 0 points" in proc.stdout and "You: 0 points" in proc.stdout
+    assert "Player 2" not in proc.stdout
+    three = cli("play", "--seed", "3", "--players", "3", "--vs", "easy", stdin=b"quit\n")
+    assert "easy (AI 1): " in three.stdout and "easy (AI 2): " in three.stdout
+    hotseat = cli("play", "--seed", "3", "--vs", "hotseat", stdin=b"quit\n")
+    assert "Player 1: 0 points" in hotseat.stdout and "Player 2: 0 points" in hotseat.stdout

@@ -324,19 +324,36 @@ def cmd_play(args: argparse.Namespace) -> int:
             seats = ["human"] + [others] * (game.players - 1)
     else:
         deck = _deck_arg(args.deck)
+        if not 2 <= args.players <= 4:
+            raise UsageError("--players must be from 2 to 4")
+        seats = ["human"] + [others] * (args.players - 1)
+        if args.second and args.vs != "hotseat":
+            seats = seats[1:] + seats[:1]
         try:
-            game = _new_game(_rules_from(args), args.players, args.seed, deck)
+            game = _new_game(_rules_from(args), _seat_names(seats), args.seed, deck)
         except DonutboxError:
             raise
         except ValueError as err:
             raise UsageError(str(err)) from None
-        seats = ["human"] + [others] * (args.players - 1)
-        if args.second and args.vs != "hotseat":
-            seats = seats[1:] + seats[:1]
     session = Session(
         game, list(seats), args.seconds, _console(no_color=args.no_color), seed=game.seed or 0
     )
     return session.run()
+
+
+def _seat_names(seats: Sequence[str]) -> list[str]:
+    """The players' names in a new terminal game: the one human is "You",
+    hotseat humans are "Player N", and an AI seat is named by its agent or
+    level ("hard (AI)"; "hard (AI 1)", "hard (AI 2)" when there are two)."""
+    humans = seats.count("human")
+    names = []
+    for i, seat in enumerate(seats):
+        if seat == "human":
+            names.append("You" if humans == 1 else f"Player {i + 1}")
+            continue
+        alike = [j for j, s in enumerate(seats) if s == seat]
+        names.append(f"{seat} (AI)" if len(alike) == 1 else f"{seat} (AI {alike.index(i) + 1})")
+    return names
 
 
 def _agent_list(text: str) -> list[str]:
@@ -846,10 +863,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _console(no_color: bool = False) -> Any:
+    """The console of ``show``, ``replay`` and ``play``.  ``--no-color`` or
+    NO_COLOR (no-color.org) set and not empty: no escape code for colour or
+    style at all (rich's own ``no_color`` drops colours but keeps bold, dim
+    and strikethrough)."""
     from rich.console import Console
 
+    plain = no_color or bool(os.environ.get("NO_COLOR"))
     return Console(
-        no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False, soft_wrap=True
+        no_color=plain,
+        color_system=None if plain else "auto",
+        highlight=False,
+        soft_wrap=True,
     )
 
 
