@@ -143,3 +143,43 @@ def test_terminal_play_names_the_ai_by_its_agent(cli: Any) -> None:
     assert "easy (AI 1): " in three.stdout and "easy (AI 2): " in three.stdout
     hotseat = cli("play", "--seed", "3", "--vs", "hotseat", stdin=b"quit\n")
     assert "Player 1: 0 points" in hotseat.stdout and "Player 2: 0 points" in hotseat.stdout
+
+
+# -- one seed range: the record format's, 0 to 2**64-1 -----------------------------------
+
+TOP = 2**64 - 1  # docs/notation.md, "The seed generator"
+
+
+def test_every_seed_option_takes_0_to_2_64_minus_1(cli: Any, tmp_path: Path) -> None:
+    made = cli("new", "--seed", str(TOP), "--out", str(tmp_path / "top.json"))
+    assert made.returncode == 0, made.stderr
+    assert json.loads((tmp_path / "top.json").read_text())["seed"] == TOP
+    # One game on the largest seed: refused before (sim took up to 2**63-1).
+    out = tmp_path / "sim"
+    sim = cli("sim", "--players", "random,random", "--games", "1", "--seed", str(TOP),
+              "--out", str(out))  # fmt: skip
+    assert sim.returncode == 0, sim.stderr
+    assert "Traceback" not in sim.stderr
+    for command in (
+        ("new",),
+        ("play",),
+        ("sim", "--players", "random,greedy"),
+        ("balance",),
+        ("balance", "--sweep", "rolls=0..1"),
+        ("bench",),
+        ("analyse", str(DELIVERED)),
+    ):
+        for bad in ("-1", str(TOP + 1)):
+            proc = cli(*command, "--seed", bad)
+            assert proc.returncode == 2 and proc.stdout == "", (command, proc.stderr)
+            assert _one_line(proc) == f"donutbox {command[0]}: --seed must be from 0 to 2**64-1"
+
+
+def test_a_run_whose_deal_seeds_pass_the_top_says_the_largest_seed_it_takes(cli: Any) -> None:
+    # Two games use the seeds TOP and TOP + 1: the largest --seed is TOP - 1.
+    proc = cli("sim", "--players", "random,random", "--games", "2", "--seed", str(TOP))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert _one_line(proc) == (
+        f"donutbox sim: --seed {TOP}: 2 deals use the seeds from it up, past 2**64-1; "
+        f"give a --seed of at most {TOP - 1}"
+    )

@@ -26,6 +26,7 @@ from .summary import replay_summary, sorted_moves
 from .usage import (
     MAX_RECORD_BYTES,
     UsageError,
+    check_seed,
     illegal_text,
     one_line,
     plural,
@@ -229,6 +230,7 @@ def _names_arg(text: str) -> list[str]:
 
 def cmd_new(args: argparse.Namespace) -> int:
     names: Sequence[str] | int = _names_arg(args.names) if args.names else args.players
+    check_seed(args.seed)
     deck = _deck_arg(args.deck)
     try:
         game = _new_game(_rules_from(args), names, args.seed, deck)
@@ -277,8 +279,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name in ("positions", "games", "playouts"):
         if not 1 <= getattr(args, name) <= 1_000_000:
             raise UsageError(f"--{name} must be from 1 to 1000000")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be from 0 to 2**63-1")
+    # Deals from --seed up, one a game, playout and position (a deal that
+    # ends before the timed ply is skipped: room for twice as many).
+    check_seed(args.seed, 2 * max(args.positions, args.games, args.playouts))
 
     def step(text: str) -> None:  # progress, on standard error: the figures go to stdout
         print(f"bench: {text}", file=sys.stderr, flush=True)
@@ -323,6 +326,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         ):
             seats = ["human"] + [others] * (game.players - 1)
     else:
+        check_seed(args.seed)
         deck = _deck_arg(args.deck)
         if not 2 <= args.players <= 4:
             raise UsageError("--players must be from 2 to 4")
@@ -427,6 +431,7 @@ def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
 def _check_counts(args: argparse.Namespace) -> None:
     if not 1 <= args.games <= 1_000_000:
         raise UsageError("--games must be from 1 to 1000000")
+    check_seed(args.seed, args.games)
     if args.jobs is not None and args.cluster is not None:
         raise UsageError("--jobs and --cluster: give one (the cluster's workers play the games)")
     if args.jobs is None:
@@ -435,8 +440,6 @@ def _check_counts(args: argparse.Namespace) -> None:
         raise UsageError("--jobs must be from 1 to 64")
     if not 0 < args.cluster_timeout <= 3600:
         raise UsageError("--cluster-timeout must be more than 0 and at most 3600 seconds")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be from 0 to 2**63-1")
 
 
 def _out_folder(out: str | None) -> None:
@@ -636,6 +639,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     skill_games = games if args.skill_games is None else args.skill_games
     if not 0 <= skill_games <= 1_000_000:
         raise UsageError("--skill-games must be from 0 to 1000000")
+    check_seed(args.seed, max(args.games, skill_games))
     if not skill_games:
         skill = []
     if not games and not skill:
@@ -735,7 +739,12 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, pe
         metavar="SECONDS",
         help="how long to wait for the --cluster scheduler and its workers (default 10)",
     )
-    p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="first deal seed, 0 to 2**64-1 (default 1); the games use the seeds from it up",
+    )
     from .ai import catalogue
 
     timed = ", ".join(a.name for a in catalogue() if a.timed)
@@ -1058,7 +1067,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="thinking time per move of a searching agent and of hint (default 1)",
     )
     p.add_argument("--players", type=int, default=2, help="2 to 4 players (default 2)")
-    p.add_argument("--seed", type=int, help="deal seed (default: random)")
+    p.add_argument("--seed", type=int, help="deal seed, 0 to 2**64-1 (default: random)")
     p.add_argument("--second", action="store_true", help="let the opponent start")
     p.add_argument("--resume", metavar="FILE", help="continue a saved game")
     p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
@@ -1087,7 +1096,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--playouts", type=int, default=400, help="sampling playouts per layout (default 400)"
     )
-    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    p.add_argument("--seed", type=int, default=1, help="first seed, 0 to 2**64-1 (default 1)")
     p.add_argument(
         "--compare",
         action="store_true",
