@@ -138,5 +138,7 @@ def _answer_head_like_get(app: FastAPI) -> None:
     files do so already.  Only the routes outside the API schema: the API's
     own operations stay as documented."""
     for route in app.routes:
-        if isinstance(route, APIRoute) and not route.include_in_schema and "GET" in route.methods:
+        if not isinstance(route, APIRoute) or route.include_in_schema:
+            continue
+        if route.methods is not None and "GET" in route.methods:
             route.methods.add("HEAD")
