@@ -150,6 +150,7 @@ def test_terminal_play_names_the_ai_by_its_agent(cli: Any) -> None:
 TOP = 2**64 - 1  # docs/notation.md, "The seed generator"
 
 
+@pytest.mark.slow
 def test_every_seed_option_takes_0_to_2_64_minus_1(cli: Any, tmp_path: Path) -> None:
     made = cli("new", "--seed", str(TOP), "--out", str(tmp_path / "top.json"))
     assert made.returncode == 0, made.stderr
@@ -183,3 +184,75 @@ def test_a_run_whose_deal_seeds_pass_the_top_says_the_largest_seed_it_takes(cli:
         f"donutbox sim: --seed {TOP}: 2 deals use the seeds from it up, past 2**64-1; "
         f"give a --seed of at most {TOP - 1}"
     )
+
+
+# -- sweeps, misspellings, small samples, the progress bar -------------------------------
+
+
+def test_a_descending_sweep_counts_down() -> None:
+    from donutbox.lab.sweep import SweepError, parse_axis
+
+    assert parse_axis("rolls=10..0:5").values == (10, 5, 0)
+    assert parse_axis("rolls=3..1").values == (3, 2, 1)
+    assert parse_axis("rolls=1..3").values == (1, 2, 3)
+    try:
+        parse_axis("rolls=3..1:0")
+    except SweepError as err:
+        assert str(err) == "--sweep rolls: '3..1:0': the step must be 1 or more"
+    else:
+        raise AssertionError("a step of 0 was taken")
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (("serv",), "; did you mean 'serve'?"),
+        (("analyze", "x.json"), "; did you mean 'analyse'?"),
+        (("help", "replya"), "; did you mean 'replay'?"),
+        (("sim", "--playrs", "random,random"), "; did you mean --players?"),
+        (("new", "--layout", "splitzkie"), "; did you mean 'splitzkies'?"),
+        (("play", "--vs", "hrad"), "; did you mean 'hard'?"),
+    ],
+)
+def test_a_misspelling_gets_the_closest_name(
+    cli: Any, args: tuple[str, ...], suggestion: str
+) -> None:
+    proc = cli(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert suggestion in _one_line(proc), proc.stderr
+
+
+def test_nothing_close_suggests_nothing(cli: Any) -> None:
+    assert "did you mean" not in _one_line(cli("frobnicate"))
+
+
+@pytest.mark.slow
+def test_sim_and_sweeps_warn_of_a_small_sample_as_balance_does(cli: Any, tmp_path: Path) -> None:
+    # 3 games: a 50% would have the 95% Wilson interval 13%-87% (worked out
+    # from the formula: centre (1.5 + 1.92) / 6.84, half-width 1.96 *
+    # sqrt(0.75 + 0.96) / 6.84).
+    sim = cli("sim", "--players", "random,random", "--games", "3")
+    assert sim.returncode == 0, sim.stderr
+    assert (
+        "donutbox sim: warning: only 3 games: even an even 50% would have a 95% interval "
+        "of 13%-87%; use --games 40 or more before reading anything into the win rates"
+    ) in sim.stderr.splitlines()
+    sweep = cli("balance", "--sweep", "rolls=1..0", "--players", "random,random", "--games",
+                "3", "--skill", "none", "--out", str(tmp_path / "sweep"))  # fmt: skip
+    assert sweep.returncode == 0, sweep.stderr
+    assert any(
+        line.startswith("donutbox balance: warning: only 3 games per point: even an even 50%")
+        for line in sweep.stderr.splitlines()
+    ), sweep.stderr
+    # The points in the order given: rolls 1, then rolls 0.
+    report = (tmp_path / "sweep" / "sweep.md").read_text()
+    assert report.index("| rolls 1 |") < report.index("| rolls 0 |")
+    quiet = cli("sim", "--players", "random,random", "--games", "40")
+    assert "warning" not in quiet.stderr
+
+
+def test_the_progress_bar_says_its_time_is_the_time_left(cli: Any) -> None:
+    # FORCE_COLOR: drawn as on a terminal (the bar is left out in a pipe).
+    proc = cli("sim", "--players", "random,random", "--games", "2", FORCE_COLOR="1", NO_COLOR="")
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", proc.stderr)
+    assert re.search(r"2/2 +\d:\d\d:\d\d left", plain), plain

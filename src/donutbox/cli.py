@@ -12,6 +12,7 @@ import argparse
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,7 +46,28 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]
         hint = f"donutbox help {command}" if command else "donutbox help"
-        raise UsageError(f"{message} (see '{hint}')", prog=self.prog)
+        raise UsageError(f"{message}{self._did_you_mean(message)} (see '{hint}')", prog=self.prog)
+
+    def _did_you_mean(self, message: str) -> str:
+        """``; did you mean 'serve'?`` for a misspelled command or choice,
+        ``; did you mean --players?`` for a misspelled option (difflib's
+        closest match), else nothing."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            known = re.findall(r"'([^']*)'", choice.group(2))
+            return _closest(choice.group(1), known, "'{}'")
+        unknown = re.match(r"unrecognized arguments: (-[^\s=]+)", message)
+        if unknown:
+            options = [o for action in self._actions for o in action.option_strings]
+            return _closest(unknown.group(1), options, "{}")
+        return ""
+
+
+def _closest(word: str, known: Sequence[str], shown: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {shown.format(close[0])}?" if close else ""
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
@@ -305,7 +327,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.seconds <= 0 or args.seconds > 600:
         raise UsageError("--seconds must be more than 0 and at most 600")
     if args.vs != "hotseat" and args.vs not in known:
-        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
+        guess = _closest(args.vs, ["hotseat", *known], "'{}'")
+        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}{guess}")
     others = "human" if args.vs == "hotseat" else args.vs
     if args.resume and args.deck:
         raise UsageError("--deck: a resumed game keeps the decks of its record; leave out --deck")
@@ -375,7 +398,13 @@ def _agent_list(text: str) -> list[str]:
 
 
 def _progress_runner(total: int, label: str) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     console = _console_err()
     progress = Progress(
@@ -383,6 +412,7 @@ def _progress_runner(total: int, label: str) -> Any:
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
+        TextColumn("left"),  # the estimate says what it is: "0:01:20 left"
         console=console,
         transient=True,
         disable=not console.is_terminal,  # no bar in a log file or a pipe
@@ -510,6 +540,15 @@ def _interrupted(command: str, stopped: Any, out: str | None) -> int:
     return 130
 
 
+def _warn_small_sample(command: str, games: int, *what: str) -> None:
+    """balance's small-sample warning (``lab/balance.py``), for any run."""
+    from .lab.balance import small_sample_warning
+
+    warning = small_sample_warning(games, *what)
+    if warning:
+        warn(command, f"warning: {warning}")
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     from .lab.sim import Interrupted, run_specs, specs, summarize, summary_lines, write_outputs
 
@@ -519,6 +558,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     options = _agent_options(args)
     todo = specs(agents, args.games, _rules_from(args), args.seed, options, deck)
     _out_folder(args.out)
+    _warn_small_sample("sim", args.games, "", "the win rates")
     log = None
     try:
         with _open_cluster("sim", args, options, agents) as cluster:
@@ -545,16 +585,14 @@ def cmd_balance(args: argparse.Namespace) -> int:
         return _cmd_sweep(args)
     if args.skill:
         raise UsageError("--skill goes with --sweep")
-    from .lab.balance import run_balance, small_sample_warning, write_report
+    from .lab.balance import run_balance, write_report
     from .lab.sim import Interrupted
 
     agents = _agent_list(args.players)
     _check_counts(args)
     deck = _deck_arg(args.deck)
     _out_folder(args.out)
-    warning = small_sample_warning(args.games)
-    if warning:
-        warn("balance", f"warning: {warning}")
+    _warn_small_sample("balance", args.games)
     from .core import Rules as _Rules
 
     options = _agent_options(args)
@@ -650,6 +688,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except SweepError as err:
         raise UsageError(str(err)) from None
     _out_folder(args.out)
+    fewest = min(n for n in (games, skill_games if skill else 0) if n)
+    _warn_small_sample("balance", fewest, " per point", "the sweep's figures")
     total = total_games(len(pts), games, skill, skill_games)
     options = _agent_options(args)
     log = None
@@ -1134,8 +1174,11 @@ def _help_command(sub: Any, parser: argparse.ArgumentParser) -> None:
             parser.print_help()
             return 0
         if args.topic not in sub.choices:
-            known = ", ".join(c for c in sub.choices if c != "help")
-            raise UsageError(f"no command {args.topic!r}; the commands are {known}")
+            commands = [c for c in sub.choices if c != "help"]
+            guess = _closest(args.topic, commands, "'{}'")
+            raise UsageError(
+                f"no command {args.topic!r}; the commands are {', '.join(commands)}{guess}"
+            )
         sub.choices[args.topic].print_help()
         return 0
 
