@@ -256,3 +256,21 @@ def test_the_progress_bar_says_its_time_is_the_time_left(cli: Any) -> None:
     proc = cli("sim", "--players", "random,random", "--games", "2", FORCE_COLOR="1", NO_COLOR="")
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", proc.stderr)
     assert re.search(r"2/2 +\d:\d\d:\d\d left", plain), plain
+
+
+# -- which core runs, and how to get the compiled one ------------------------------------
+
+
+def test_bench_on_the_pure_core_says_how_to_get_the_compiled_one(cli: Any) -> None:
+    import donutbox.core
+
+    if donutbox.core.compiled:
+        pytest.skip("this run imports the compiled core")
+    proc = cli("bench", "--positions", "1", "--games", "1", "--playouts", "1")
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.endswith(
+        "core: pure Python; an editable install (pip install -e) runs the source: "
+        "'pip install .' builds the compiled core where a C compiler exists, and "
+        "'bash .ci/compiled.sh' tests it without touching this install"
+    ), first
