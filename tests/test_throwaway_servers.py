@@ -46,8 +46,9 @@ def test_the_servers_answer_and_are_gone_after_stop(monkeypatch: pytest.MonkeyPa
     import redis
     from sqlalchemy.engine import make_url
 
-    monkeypatch.delenv(PG_ENV, raising=False)
-    monkeypatch.delenv(REDIS_ENV, raising=False)
+    # Empty counts as unset; monkeypatch puts back whatever was there.
+    monkeypatch.setenv(PG_ENV, "")
+    monkeypatch.setenv(REDIS_ENV, "")
     servers = ThrowawayServers()
     try:
         servers.start({PG_ENV, REDIS_ENV})
