@@ -558,10 +558,12 @@ def cmd_sim(args: argparse.Namespace) -> int:
     options = _agent_options(args)
     todo = specs(agents, args.games, _rules_from(args), args.seed, options, deck)
     _out_folder(args.out)
-    _warn_small_sample("sim", args.games, "", "the win rates")
     log = None
     try:
         with _open_cluster("sim", args, options, agents) as cluster:
+            # Once the games can start: a command line that cannot run
+            # says only why (one line).
+            _warn_small_sample("sim", args.games, "", "the win rates")
             progress, update = _progress_runner(len(todo), "games")
             log, on_result = _progress_log(args.out)
             with progress:
@@ -689,13 +691,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     _out_folder(args.out)
     fewest = min(n for n in (games, skill_games if skill else 0) if n)
-    _warn_small_sample("balance", fewest, " per point", "the sweep's figures")
     total = total_games(len(pts), games, skill, skill_games)
     options = _agent_options(args)
     log = None
     everyone = [*agents, *(a for pair in skill for a in pair)]
     try:
         with _open_cluster("balance", args, options, everyone) as cluster:
+            _warn_small_sample("balance", fewest, " per point", "the sweep's figures")
             progress, update = _progress_runner(total, "games")
             log, on_result = _progress_log(args.out)
             with progress:
