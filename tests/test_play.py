@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -11,7 +10,11 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-DONUTBOX = shutil.which("donutbox")
+# The console script of this interpreter (a virtualenv run without
+# activating it has another `donutbox` first on PATH, or none), else
+# `python -m donutbox.cli`.
+_BESIDE = Path(sys.executable).with_name("donutbox")
+DONUTBOX = str(_BESIDE) if _BESIDE.exists() else None
 
 
 def _env() -> dict[str, str]:
