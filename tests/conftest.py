@@ -6,6 +6,9 @@
 - pytest-xdist groups: tests that share an expensive module-scoped fixture
   (a server, a browser, a batch of subprocesses) run on one worker, so the
   fixture is built once (``--dist loadgroup`` in pyproject.toml).
+- Throwaway PostgreSQL and Redis servers (``throwaway_servers.py``) when
+  ``DONUTBOX_TEST_PG_URL`` / ``DONUTBOX_TEST_REDIS_URL`` are unset, the
+  servers are installed and the chosen tests read those variables.
 - A PostgreSQL database of its own for every worker of every run, when
   ``DONUTBOX_TEST_PG_URL`` names a server: parallel workers (and other test
   runs on the same server) never see each other's tables.
@@ -37,6 +40,7 @@ from typing import Any, NamedTuple
 import pytest
 
 import donutbox
+from throwaway_servers import ThrowawayServers, wanted
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -249,12 +253,30 @@ def _drop_pg_database() -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+_servers = ThrowawayServers()
+
+
+def _start_throwaway_servers(config: pytest.Config) -> None:
+    """In the process that runs pytest (not an xdist worker: the workers,
+    started later, inherit the variables), start the servers that the
+    chosen test files need and no variable names."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    here = config.invocation_params.dir
+    paths = [here / arg.split("::", 1)[0] for arg in config.args]
+    _servers.start(wanted(p for p in paths if p.exists()))
+    for note in _servers.notes:
+        print(note, file=sys.stderr)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _start_throwaway_servers(config)
     _own_pg_database(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _drop_pg_database()
+    _servers.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,6 +1,7 @@
 """Golden records through the real command line (docs/spec.md, "Game records and notation").
 
-Every record in ``tests/data`` and in the shared ``spec/examples`` is replayed
+Every record in ``tests/data`` and in ``tests/data/spec`` (the specification's
+worked examples, copied into the repository) is replayed
 with ``donutbox replay X --json`` and listed with ``donutbox moves X --json``
 (through the CLI's ``main()`` in this process, and the first records of each
 kind also in a ``donutbox`` subprocess, which must say the same); the output
@@ -150,11 +151,3 @@ def test_unreadable_record_exits_2(path: Path, command: str, results) -> None:
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
-
-
-def test_kept_examples_match_the_shared_specification() -> None:
-    shared = HERE.parents[1] / "shared" / "spec" / "examples"
-    if not shared.is_dir():
-        pytest.skip(f"the shared specification is not at {shared}")
-    for path in shared.glob("*.json"):
-        assert (EXAMPLES / path.name).read_bytes() == path.read_bytes(), path.name

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .ai.analysis import DEFAULT_SECONDS, MARKS, analyse_game, to_json
-from .core import replay
-from .usage import UsageError, read_record
+from .usage import UsageError, check_seed, one_line, position, read_record
 
 MAX_SECONDS = 60.0
 PLURAL = {"blunder": "blunders", "mistake": "mistakes", "inaccuracy": "inaccuracies"}
@@ -35,7 +34,7 @@ def add_analyse(sub: Any) -> None:
         default=DEFAULT_SECONDS,
         help=f"CPU seconds of search per move (default {DEFAULT_SECONDS:g})",
     )
-    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="search seed, 0 to 2**64-1 (default 0)")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
     p.add_argument("--out", metavar="FILE", help="also draw the winning-chance graph (.png/.svg)")
     p.set_defaults(func=cmd_analyse)
@@ -44,8 +43,7 @@ def add_analyse(sub: Any) -> None:
 def cmd_analyse(args: argparse.Namespace) -> int:
     if not 0 < args.seconds <= MAX_SECONDS:
         raise UsageError(f"--seconds must be more than 0 and at most {MAX_SECONDS:g}")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be from 0 to 2**63-1")
+    check_seed(args.seed)
     out = Path(args.out) if args.out else None
     if out is not None:
         if out.suffix.lower() not in (".png", ".svg"):
@@ -54,7 +52,10 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             raise UsageError(f"--out {out}: it is a folder; name a file")
         if not out.parent.is_dir():
             raise UsageError(f"--out {out}: no folder {out.parent}")
-    game = replay(read_record(args.record))
+    game, illegal = position(read_record(args.record))
+    if illegal:  # exit status 1, as replay, show, moves, render and perft say it
+        print(one_line(f"donutbox analyse: {illegal}; nothing analysed"), file=sys.stderr)
+        return 1
     if game.free:
         raise UsageError("a free game (analysis board) cannot be analysed: it has no trays")
     total = len(game.history)

@@ -72,9 +72,19 @@ def search_compiled() -> bool:
     return not (mcts.__file__ or "").endswith(".py")
 
 
+#: How to get the compiled core back, said wherever the pure one runs: an
+#: editable install (``pip install -e``, the test install of the README)
+#: always runs the source.
+PURE_HINT = (
+    "an editable install (pip install -e) runs the source: 'pip install .' builds the "
+    "compiled core where a C compiler exists, and 'bash .ci/compiled.sh' tests it "
+    "without touching this install"
+)
+
+
 def core_name() -> str:
     if not core.compiled:
-        return "pure Python"
+        return f"pure Python; {PURE_HINT}"
     return "compiled (mypyc)" + ("" if search_compiled() else "; the search is pure Python")
 
 
@@ -218,7 +228,7 @@ def run_compare(
     mine = mcts_rate()
     out(f"MCTS: {mine:.0f} iterations/CPU-second (median of 9 middle-game searches)")
     if not core.compiled:
-        out("compare: this is the pure-Python core; install the compiled one (pip install .)")
+        out(f"compare: this is the pure-Python core, nothing to compare with: {PURE_HINT}")
         return {"this": results, "mcts": mine}
     if step is not None:
         step("the same again on the pure-Python core, in a child process")

@@ -12,6 +12,7 @@ import argparse
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from .summary import replay_summary, sorted_moves
 from .usage import (
     MAX_RECORD_BYTES,
     UsageError,
+    check_seed,
     illegal_text,
     one_line,
     plural,
@@ -44,7 +46,28 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]
         hint = f"donutbox help {command}" if command else "donutbox help"
-        raise UsageError(f"{message} (see '{hint}')", prog=self.prog)
+        raise UsageError(f"{message}{self._did_you_mean(message)} (see '{hint}')", prog=self.prog)
+
+    def _did_you_mean(self, message: str) -> str:
+        """``; did you mean 'serve'?`` for a misspelled command or choice,
+        ``; did you mean --players?`` for a misspelled option (difflib's
+        closest match), else nothing."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            known = re.findall(r"'([^']*)'", choice.group(2))
+            return _closest(choice.group(1), known, "'{}'")
+        unknown = re.match(r"unrecognized arguments: (-[^\s=]+)", message)
+        if unknown:
+            options = [o for action in self._actions for o in action.option_strings]
+            return _closest(unknown.group(1), options, "{}")
+        return ""
+
+
+def _closest(word: str, known: Sequence[str], shown: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {shown.format(close[0])}?" if close else ""
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
@@ -229,6 +252,7 @@ def _names_arg(text: str) -> list[str]:
 
 def cmd_new(args: argparse.Namespace) -> int:
     names: Sequence[str] | int = _names_arg(args.names) if args.names else args.players
+    check_seed(args.seed)
     deck = _deck_arg(args.deck)
     try:
         game = _new_game(_rules_from(args), names, args.seed, deck)
@@ -277,8 +301,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name in ("positions", "games", "playouts"):
         if not 1 <= getattr(args, name) <= 1_000_000:
             raise UsageError(f"--{name} must be from 1 to 1000000")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be from 0 to 2**63-1")
+    # Deals from --seed up, one a game, playout and position (a deal that
+    # ends before the timed ply is skipped: room for twice as many).
+    check_seed(args.seed, 2 * max(args.positions, args.games, args.playouts))
 
     def step(text: str) -> None:  # progress, on standard error: the figures go to stdout
         print(f"bench: {text}", file=sys.stderr, flush=True)
@@ -302,13 +327,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.seconds <= 0 or args.seconds > 600:
         raise UsageError("--seconds must be more than 0 and at most 600")
     if args.vs != "hotseat" and args.vs not in known:
-        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}")
+        guess = _closest(args.vs, ["hotseat", *known], "'{}'")
+        raise UsageError(f"--vs must be hotseat or one of {', '.join(known)}{guess}")
     others = "human" if args.vs == "hotseat" else args.vs
     if args.resume and args.deck:
         raise UsageError("--deck: a resumed game keeps the decks of its record; leave out --deck")
     if args.resume:
-        record = read_record(args.resume)
-        game, problem = position(record)
+        try:
+            record = read_record(args.resume)
+            game, problem = position(record)
+        except RecordError as err:  # which file could not be resumed, and why
+            raise UsageError(f"--resume {args.resume}: {err}") from None
         if problem:  # a game cannot go on from a record that breaks the rules
             warn("play", f"--resume {args.resume}: {problem}; nothing to resume")
             return 1
@@ -320,20 +349,38 @@ def cmd_play(args: argparse.Namespace) -> int:
         ):
             seats = ["human"] + [others] * (game.players - 1)
     else:
+        check_seed(args.seed)
         deck = _deck_arg(args.deck)
+        if not 2 <= args.players <= 4:
+            raise UsageError("--players must be from 2 to 4")
+        seats = ["human"] + [others] * (args.players - 1)
+        if args.second and args.vs != "hotseat":
+            seats = seats[1:] + seats[:1]
         try:
-            game = _new_game(_rules_from(args), args.players, args.seed, deck)
+            game = _new_game(_rules_from(args), _seat_names(seats), args.seed, deck)
         except DonutboxError:
             raise
         except ValueError as err:
             raise UsageError(str(err)) from None
-        seats = ["human"] + [others] * (args.players - 1)
-        if args.second and args.vs != "hotseat":
-            seats = seats[1:] + seats[:1]
     session = Session(
         game, list(seats), args.seconds, _console(no_color=args.no_color), seed=game.seed or 0
     )
     return session.run()
+
+
+def _seat_names(seats: Sequence[str]) -> list[str]:
+    """The players' names in a new terminal game: the one human is "You",
+    hotseat humans are "Player N", and an AI seat is named by its agent or
+    level ("hard (AI)"; "hard (AI 1)", "hard (AI 2)" when there are two)."""
+    humans = seats.count("human")
+    names = []
+    for i, seat in enumerate(seats):
+        if seat == "human":
+            names.append("You" if humans == 1 else f"Player {i + 1}")
+            continue
+        alike = [j for j, s in enumerate(seats) if s == seat]
+        names.append(f"{seat} (AI)" if len(alike) == 1 else f"{seat} (AI {alike.index(i) + 1})")
+    return names
 
 
 def _agent_list(text: str) -> list[str]:
@@ -351,7 +398,13 @@ def _agent_list(text: str) -> list[str]:
 
 
 def _progress_runner(total: int, label: str) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     console = _console_err()
     progress = Progress(
@@ -359,6 +412,7 @@ def _progress_runner(total: int, label: str) -> Any:
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
+        TextColumn("left"),  # the estimate says what it is: "0:01:20 left"
         console=console,
         transient=True,
         disable=not console.is_terminal,  # no bar in a log file or a pipe
@@ -407,6 +461,7 @@ def _budget_text(args: argparse.Namespace, agents: list[str]) -> str:
 def _check_counts(args: argparse.Namespace) -> None:
     if not 1 <= args.games <= 1_000_000:
         raise UsageError("--games must be from 1 to 1000000")
+    check_seed(args.seed, args.games)
     if args.jobs is not None and args.cluster is not None:
         raise UsageError("--jobs and --cluster: give one (the cluster's workers play the games)")
     if args.jobs is None:
@@ -415,8 +470,6 @@ def _check_counts(args: argparse.Namespace) -> None:
         raise UsageError("--jobs must be from 1 to 64")
     if not 0 < args.cluster_timeout <= 3600:
         raise UsageError("--cluster-timeout must be more than 0 and at most 3600 seconds")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be from 0 to 2**63-1")
 
 
 def _out_folder(out: str | None) -> None:
@@ -487,6 +540,15 @@ def _interrupted(command: str, stopped: Any, out: str | None) -> int:
     return 130
 
 
+def _warn_small_sample(command: str, games: int, *what: str) -> None:
+    """balance's small-sample warning (``lab/balance.py``), for any run."""
+    from .lab.balance import small_sample_warning
+
+    warning = small_sample_warning(games, *what)
+    if warning:
+        warn(command, f"warning: {warning}")
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     from .lab.sim import Interrupted, run_specs, specs, summarize, summary_lines, write_outputs
 
@@ -499,6 +561,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
     log = None
     try:
         with _open_cluster("sim", args, options, agents) as cluster:
+            # Once the games can start: a command line that cannot run
+            # says only why (one line).
+            _warn_small_sample("sim", args.games, "", "the win rates")
             progress, update = _progress_runner(len(todo), "games")
             log, on_result = _progress_log(args.out)
             with progress:
@@ -522,16 +587,14 @@ def cmd_balance(args: argparse.Namespace) -> int:
         return _cmd_sweep(args)
     if args.skill:
         raise UsageError("--skill goes with --sweep")
-    from .lab.balance import run_balance, small_sample_warning, write_report
+    from .lab.balance import run_balance, write_report
     from .lab.sim import Interrupted
 
     agents = _agent_list(args.players)
     _check_counts(args)
     deck = _deck_arg(args.deck)
     _out_folder(args.out)
-    warning = small_sample_warning(args.games)
-    if warning:
-        warn("balance", f"warning: {warning}")
+    _warn_small_sample("balance", args.games)
     from .core import Rules as _Rules
 
     options = _agent_options(args)
@@ -616,6 +679,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     skill_games = games if args.skill_games is None else args.skill_games
     if not 0 <= skill_games <= 1_000_000:
         raise UsageError("--skill-games must be from 0 to 1000000")
+    check_seed(args.seed, max(args.games, skill_games))
     if not skill_games:
         skill = []
     if not games and not skill:
@@ -626,12 +690,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except SweepError as err:
         raise UsageError(str(err)) from None
     _out_folder(args.out)
+    fewest = min(n for n in (games, skill_games if skill else 0) if n)
     total = total_games(len(pts), games, skill, skill_games)
     options = _agent_options(args)
     log = None
     everyone = [*agents, *(a for pair in skill for a in pair)]
     try:
         with _open_cluster("balance", args, options, everyone) as cluster:
+            _warn_small_sample("balance", fewest, " per point", "the sweep's figures")
             progress, update = _progress_runner(total, "games")
             log, on_result = _progress_log(args.out)
             with progress:
@@ -715,7 +781,12 @@ def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, pe
         metavar="SECONDS",
         help="how long to wait for the --cluster scheduler and its workers (default 10)",
     )
-    p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="first deal seed, 0 to 2**64-1 (default 1); the games use the seeds from it up",
+    )
     from .ai import catalogue
 
     timed = ", ".join(a.name for a in catalogue() if a.timed)
@@ -774,6 +845,25 @@ def _listen(host: str, port: int) -> Any:
     return sock
 
 
+def _database_trouble(db: str | None, err: Exception) -> str:
+    """One line on why ``serve`` cannot use its database.  A locked SQLite
+    file is another server holding it (a server locks its SQLite file
+    exclusively, docs/online.md): the line names the file and both ways out."""
+    reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    if "database is locked" not in reason:
+        return f"cannot use the database: {reason}"
+    from sqlalchemy.engine import make_url
+
+    from .server.storage import default_url
+
+    where = make_url(db or default_url()).database or "?"
+    return (
+        f"cannot use the database {where}: another donutbox serve is using it "
+        "(an SQLite file serves one server); stop that server, or give this one "
+        "a file of its own with --db sqlite:///PATH"
+    )
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -791,11 +881,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except ValueError as err:
             if str(err).startswith("--broker"):  # not Redis, or it does not answer
                 raise UsageError(str(err)) from None
-            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise UsageError(f"cannot use the database: {reason}") from None
+            raise UsageError(_database_trouble(args.db, err)) from None
         except Exception as err:  # a bad database URL or file: say so in one line
-            reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise UsageError(f"cannot use the database: {reason}") from None
+            raise UsageError(_database_trouble(args.db, err)) from None
         host = f"[{args.host}]" if ":" in args.host else args.host
         url = f"http://{host}:{args.port}/"
         print(
@@ -826,10 +914,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _console(no_color: bool = False) -> Any:
+    """The console of ``show``, ``replay`` and ``play``.  ``--no-color`` or
+    NO_COLOR (no-color.org) set and not empty: no escape code for colour or
+    style at all (rich's own ``no_color`` drops colours but keeps bold, dim
+    and strikethrough)."""
     from rich.console import Console
 
+    plain = no_color or bool(os.environ.get("NO_COLOR"))
     return Console(
-        no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False, soft_wrap=True
+        no_color=plain,
+        color_system=None if plain else "auto",
+        highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -1013,7 +1109,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="thinking time per move of a searching agent and of hint (default 1)",
     )
     p.add_argument("--players", type=int, default=2, help="2 to 4 players (default 2)")
-    p.add_argument("--seed", type=int, help="deal seed (default: random)")
+    p.add_argument("--seed", type=int, help="deal seed, 0 to 2**64-1 (default: random)")
     p.add_argument("--second", action="store_true", help="let the opponent start")
     p.add_argument("--resume", metavar="FILE", help="continue a saved game")
     p.add_argument("--no-color", action="store_true", help="no colour (letters only)")
@@ -1042,7 +1138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--playouts", type=int, default=400, help="sampling playouts per layout (default 400)"
     )
-    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    p.add_argument("--seed", type=int, default=1, help="first seed, 0 to 2**64-1 (default 1)")
     p.add_argument(
         "--compare",
         action="store_true",
@@ -1083,8 +1179,11 @@ def _help_command(sub: Any, parser: argparse.ArgumentParser) -> None:
             parser.print_help()
             return 0
         if args.topic not in sub.choices:
-            known = ", ".join(c for c in sub.choices if c != "help")
-            raise UsageError(f"no command {args.topic!r}; the commands are {known}")
+            commands = [c for c in sub.choices if c != "help"]
+            guess = _closest(args.topic, commands, "'{}'")
+            raise UsageError(
+                f"no command {args.topic!r}; the commands are {', '.join(commands)}{guess}"
+            )
         sub.choices[args.topic].print_help()
         return 0
 

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .core import Game, IllegalMove, InputError, RecordError, replay_partial
+from .core.errors import move_label
 from .core.replay import replay
+from .core.rng import SEED_LIMIT
 
 #: Records larger than this are refused unread (a real record is a few KiB).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
@@ -59,11 +61,27 @@ def plural(n: int | float, one: str, many: str | None = None) -> str:
     return f"{n:g} {word}" if isinstance(n, float) else f"{n} {word}"
 
 
+def check_seed(seed: int | None, deals: int = 1) -> None:
+    """Every command's ``--seed`` takes one range, the record format's
+    (docs/notation.md, "The seed generator"): 0 to 2**64-1.  A run of
+    ``deals`` deals (sim, balance, sweeps) uses the seeds ``seed`` up to
+    ``seed + deals - 1``, which must be in the range too."""
+    if seed is None:
+        return
+    if not 0 <= seed < SEED_LIMIT:
+        raise UsageError("--seed must be from 0 to 2**64-1")
+    if seed + deals > SEED_LIMIT:
+        raise UsageError(
+            f"--seed {seed}: {deals} deals use the seeds from it up, past 2**64-1; "
+            f"give a --seed of at most {SEED_LIMIT - deals}"
+        )
+
+
 def illegal_text(ply: int, move: str, reason: str) -> str:
     """The first illegal move of a record, for people: the move's number
     counted from 1 and its 0-based ``ply`` as in ``replay --json``.  Every
     command says it the same way."""
-    return f"move {ply + 1} (ply {ply}, {move}) is illegal: {reason}"
+    return f"{move_label(ply, move)} is illegal: {reason}"
 
 
 def _reject_constant(name: str) -> Any:

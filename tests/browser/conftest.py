@@ -145,9 +145,13 @@ def wait_until_set_up(page: Any) -> None:
     """Wait until the app has its server's catalogue and has wired its
     buttons (``setup()`` in app.js runs after ``/api/meta`` answers; a click
     before that does nothing).  ``setup()`` fills the opponent list and adds
-    the buttons' listeners in one task, so a filled list means both."""
+    the buttons' listeners in one task, so a filled list means both.
+
+    A function, not an expression: Playwright polls an expression string
+    with eval in the page, which the page's CSP (no 'unsafe-eval') refuses
+    whenever the first look finds the app not yet set up (a busy machine)."""
     page.wait_for_function(
-        "document.querySelector('#new-game select[name=opponent]').options.length > 0"
+        "() => document.querySelector('#new-game select[name=opponent]').options.length > 0"
     )
 
 

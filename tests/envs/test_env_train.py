@@ -24,7 +24,9 @@ def test_without_torch_the_agent_names_the_install(monkeypatch: pytest.MonkeyPat
 
 
 def _example() -> ModuleType:
-    pytest.importorskip("torch", reason="the training example needs PyTorch: pip install torch")
+    pytest.importorskip(
+        "torch", reason="the training example needs PyTorch: pip install -e '.[train]'"
+    )
     pytest.importorskip("gymnasium", reason="the rl extra is not installed: pip install '.[rl]'")
     spec = importlib.util.spec_from_file_location("train_ppo", EXAMPLES / "train_ppo.py")
     assert spec is not None and spec.loader is not None
@@ -51,7 +53,7 @@ def test_training_smoke_run(tmp_path: Path) -> None:
 
 
 def test_the_shipped_policy_plays_whole_games() -> None:
-    pytest.importorskip("torch", reason="the ppo agent needs PyTorch: pip install torch")
+    pytest.importorskip("torch", reason="the ppo agent needs PyTorch: pip install -e '.[train]'")
     agent = make_agent("ppo")
     other = make_agent("random")
     rng = random.Random(1)

@@ -32,7 +32,7 @@ def test_axes() -> None:
         ("rolls", "write NAME=VALUES"),
         ("cards=1..3", "'cards': unknown; sweep one of halves, threes, rainbows, rolls, match"),
         ("rolls=a..b", "not A..B"),
-        ("rolls=5..1", "not A..B"),
+        ("rolls=5..1:0", "'5..1:0': the step must be 1 or more"),
         ("rolls=0..31", "31 cards is not from 0 to 30"),
         ("closers=maybe", "'maybe' is not on or off"),
         ("match=loose", "'loose' is not one of one-good-match, perfect-match"),

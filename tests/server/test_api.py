@@ -134,7 +134,8 @@ def test_import_and_replay_a_finished_record(client: TestClient) -> None:
     r = client.post("/api/games/import", json=late)
     detail = r.json()["detail"]
     assert r.status_code == 422 and detail.endswith("the game is over")
-    assert detail.startswith(f"move {len(late['moves']) - 1} ")  # the ply is named
+    last = len(late["moves"]) - 1  # the move named as every command names it
+    assert detail.startswith(f"move {last + 1} (ply {last}, {late['moves'][-1]}) is illegal: ")
 
 
 def test_the_replay_shows_the_open_boxes_of_the_move_shown(client: TestClient) -> None:

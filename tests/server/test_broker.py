@@ -2,8 +2,9 @@
 applied to a game in memory, the shared token buckets, leases, a gap read
 back from the database, and ``--broker`` refused in one line.
 
-The tests that need Redis use DONUTBOX_TEST_REDIS_URL (`.ci/redis.sh`) and
-are skipped with that reason without it.
+The tests that need Redis use DONUTBOX_TEST_REDIS_URL (unset, the test run
+starts a throwaway Redis when redis-server is installed) and are skipped
+with that reason without either.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from donutbox.server.storage import Store, make_engine
 
 REDIS = os.environ.get("DONUTBOX_TEST_REDIS_URL")
 needs_redis = pytest.mark.skipif(
-    not REDIS, reason="no Redis server: set DONUTBOX_TEST_REDIS_URL (see .ci/redis.sh)"
+    not REDIS,
+    reason="no Redis server: apt-get install redis-server (the test run then starts one)"
+    " or set DONUTBOX_TEST_REDIS_URL",
 )
 
 

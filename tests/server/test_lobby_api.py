@@ -364,9 +364,13 @@ def test_a_database_of_the_previous_code_gets_the_lobby_s_tables(tmp_path: Path)
 
 
 PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+NO_PG = (
+    "no PostgreSQL server: apt-get install postgresql (the test run then starts one)"
+    " or set DONUTBOX_TEST_PG_URL"
+)
 
 
-@pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+@pytest.mark.skipif(not PG_URL, reason=NO_PG)
 def test_a_postgresql_database_of_the_previous_code_gets_the_lobby_s_tables() -> None:
     psycopg = pytest.importorskip("psycopg")
     assert PG_URL is not None

@@ -1,7 +1,8 @@
 """Storage on a real PostgreSQL server, when one is given.
 
-`.ci/run` starts one (`.ci/postgres.sh`) and sets DONUTBOX_TEST_PG_URL; without
-it these tests are skipped with that reason.
+DONUTBOX_TEST_PG_URL names the server; unset, the test run starts a throwaway
+one when PostgreSQL is installed (tests/throwaway_servers.py); without either
+these tests are skipped with that reason.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import pytest
 URL = os.environ.get("DONUTBOX_TEST_PG_URL")
 if not URL:
     pytest.skip(
-        "no PostgreSQL server: set DONUTBOX_TEST_PG_URL (see .ci/postgres.sh)",
+        "no PostgreSQL server: apt-get install postgresql (the test run then starts one)"
+        " or set DONUTBOX_TEST_PG_URL",
         allow_module_level=True,
     )
 pytest.importorskip("psycopg")

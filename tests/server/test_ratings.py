@@ -213,9 +213,13 @@ def test_donutbox_serve_starts_on_an_old_database(tmp_path: Path) -> None:
 
 
 PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+NO_PG = (
+    "no PostgreSQL server: apt-get install postgresql (the test run then starts one)"
+    " or set DONUTBOX_TEST_PG_URL"
+)
 
 
-@pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+@pytest.mark.skipif(not PG_URL, reason=NO_PG)
 def test_accounts_lobby_and_ratings_on_postgresql() -> None:
     """Migrated on PostgreSQL (twice: the second start is up to date), then
     a rated lobby game played to the end and settled."""

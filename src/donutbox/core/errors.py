@@ -30,6 +30,13 @@ class RecordError(DonutboxError):
     """A game record that cannot be read (bad JSON shape, field or value)."""
 
 
+def move_label(ply: int, move: object = None) -> str:
+    """A record's move in a message, the one way every part names it: its
+    number counted from 1, then its 0-based ``ply`` as in ``replay --json``,
+    then the move if it could be read: ``move 3 (ply 2, box@0,0)``."""
+    return f"move {ply + 1} (ply {ply}{'' if move is None else f', {move}'})"
+
+
 class InputError(DonutboxError):
     """A value given by a caller or typed by a user that is not one the core
     can use: a player count or name, a seed, a ply, a depth, an agent name,

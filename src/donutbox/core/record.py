@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final, NamedTuple
 
 from .cards import check_face
-from .errors import IllegalMove, NotationError, RecordError
+from .errors import IllegalMove, NotationError, RecordError, move_label
 from .game import Game
 from .moves import Move
 from .rng import SEED_LIMIT
@@ -90,7 +90,7 @@ def _moves(raw: object) -> list[Move]:
         try:
             out.append(Move.parse(text))
         except NotationError as err:
-            raise RecordError(f"moves[{i}]: {err}") from None
+            raise RecordError(f"{move_label(i)}: {err}") from None
     return out
 
 
@@ -183,7 +183,9 @@ def load(record: object) -> Game:
     game, error = replay_partial(record)
     if error is not None:
         ply, text, reason = error
-        raise IllegalMove(f"move {ply} ({text}): {reason}")
+        if text == "end":
+            raise IllegalMove(f"the record's end is illegal: {reason}")
+        raise IllegalMove(f"{move_label(ply, text)} is illegal: {reason}")
     return game
 
 

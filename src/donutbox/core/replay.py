@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import IllegalMove, InputError
+from .errors import IllegalMove, InputError, move_label
 from .game import Game
 from .moves import Move
 from .record import setup
@@ -52,12 +52,12 @@ def _play(game: Game, moves: Sequence[Move], end: bool) -> None:
         try:
             game.play(move)
         except IllegalMove as err:
-            raise IllegalMove(f"move {ply} ({move}): {err}") from None
+            raise IllegalMove(f"{move_label(ply, move)} is illegal: {err}") from None
     if end:
         try:
             game.end()
         except IllegalMove as err:
-            raise IllegalMove(f"move {len(moves)} (end): {err}") from None
+            raise IllegalMove(f"the record's end is illegal: {err}") from None
 
 
 def _check_ply(ply: object, moves: int, what: str) -> None:

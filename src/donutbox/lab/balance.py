@@ -131,16 +131,19 @@ def report_stopped_run(
     return write_report(finished_grid(results), agents, out, seed, budget, asked=asked)
 
 
-def small_sample_warning(games: int) -> str:
-    """One line when ``games`` per rule combination is too few to conclude
-    anything from; empty otherwise."""
+def small_sample_warning(
+    games: int, per: str = " per rule combination", about: str = "the findings"
+) -> str:
+    """One line when ``games`` (``per`` what) is too few to conclude anything
+    from; empty otherwise.  ``balance``, ``sim`` (``per=""``, about the win
+    rates) and sweeps (per point) say it alike."""
     if games >= MIN_GAMES:
         return ""
     lo, hi = wilson(games / 2, games)
     return (
-        f"only {games} games per rule combination: even an even 50% would have a 95% "
+        f"only {games} games{per}: even an even 50% would have a 95% "
         f"interval of {lo:.0%}-{hi:.0%}; use --games {MIN_GAMES} or more before "
-        "reading anything into the findings"
+        f"reading anything into {about}"
     )
 
 

@@ -59,7 +59,9 @@ class Axis:
 
 
 def parse_axis(text: str) -> Axis:
-    """``NAME=A..B``, ``NAME=A..B:STEP`` or ``NAME=V1,V2,...``."""
+    """``NAME=A..B``, ``NAME=A..B:STEP`` or ``NAME=V1,V2,...``; A..B counts
+    down when B is less than A (``rolls=10..0:5``: 10, 5, 0), and the points
+    come in the order given."""
     name, eq, spec = text.partition("=")
     name = name.strip().replace("-", "_")
     rules = {o.name: o for o in RULE_OPTIONS}
@@ -76,11 +78,17 @@ def parse_axis(text: str) -> Axis:
                 lo_text, _, rest = spec.partition("..")
                 hi_text, _, step_text = rest.partition(":")
                 lo, hi, step = int(lo_text), int(hi_text), int(step_text or 1)
-                if step < 1 or hi < lo:
-                    raise ValueError
-                values = [lo, hi] if lo < 0 or hi > 30 else list(range(lo, hi + 1, step))
+                if step < 1:
+                    raise SweepError(f"--sweep {name}: {spec!r}: the step must be 1 or more")
+                if not (0 <= lo <= 30 and 0 <= hi <= 30):
+                    values = [lo, hi]  # refused below, naming the value
+                else:
+                    down = -1 if hi < lo else 1
+                    values = list(range(lo, hi + down, down * step))
             else:
                 values = [int(v) for v in spec.split(",")]
+        except SweepError:
+            raise
         except ValueError:
             raise SweepError(
                 f"--sweep {name}: {spec!r} is not A..B, A..B:STEP or a list of whole numbers"

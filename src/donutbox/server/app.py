@@ -25,6 +25,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from . import ai_runner, migrate, routes_lobby, routes_local, routes_meta, routes_online, security
@@ -127,4 +128,17 @@ def create_app(
         async def index() -> FileResponse:
             return FileResponse(STATIC / "index.html")
 
+    _answer_head_like_get(app)
     return app
+
+
+def _answer_head_like_get(app: FastAPI) -> None:
+    """HEAD on a page (``/``, ``/docs``, the drawings) answers as GET does,
+    without the body (``curl -I``, link checkers, uptime probes); the static
+    files do so already.  Only the routes outside the API schema: the API's
+    own operations stay as documented."""
+    for route in app.routes:
+        if not isinstance(route, APIRoute) or route.include_in_schema:
+            continue
+        if route.methods is not None and "GET" in route.methods:
+            route.methods.add("HEAD")

@@ -403,6 +403,7 @@ async function start() {
   try {
     store.meta = await api("/api/meta");
   } catch (err) {
+    $("#loading").textContent = "The table could not be loaded: the server did not answer. Reload the page to try again.";
     showError(`the server did not answer: ${err.message}`);
     return;
   }

@@ -42,6 +42,7 @@ export function showError(message) {
 
 // Show one of the main panels and hide the others.
 export function show(id) {
+  $("#loading").hidden = true;
   for (const panel of ["setup", "saved", "rules", "online-links", "play"]) $(`#${panel}`).hidden = panel !== id;
 }
 
