@@ -123,17 +123,29 @@ def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
     """``match.fits(face, key)`` as slots (``matching.SLOT_ROT`` /
     ``SLOT_LOCK``), memoised per rule, face and requirement for the
     process (a pure function; ``setdefault``: two threads adding a rule or
-    a face at once keep one dict)."""
-    by_face = _FIT_SLOTS.get(match)
-    if by_face is None:
-        by_face = _FIT_SLOTS.setdefault(match, {})
-    by_key = by_face.get(face)
+    a face at once keep one entry)."""
+    memo = _FIT_SLOTS.get(match)
+    if memo is None:
+        memo = _FIT_SLOTS.setdefault(match, _RuleSlots(match))
+    by_key = memo.by_face.get(face)
     if by_key is None:
-        by_key = by_face.setdefault(face, {})
+        by_key = memo.by_face.setdefault(face, {})
     options = by_key.get(key)
     if options is None:
-        options = by_key[key] = fit_slots(face, key, match.accept_table())
+        options = by_key[key] = fit_slots(face, key, memo.accept)
     return options
+
+
+class _RuleSlots:
+    """``fit_slots_of``'s memo of one matching rule: its accept table, and
+    per face the fitting slots per requirement (bounded by faces x
+    requirements)."""
+
+    __slots__ = ("accept", "by_face")
+
+    def __init__(self, match: MatchRule) -> None:
+        self.accept = match.accept_table()
+        self.by_face: dict[str, dict[int, tuple[int, ...]]] = {}
 
 
 class _FaceTable:
@@ -211,8 +223,8 @@ _PASS: Final = Move(PASS)
 _UNMADE: Final = Move(PASS, "unmade")
 #: The moves of a place id where no slot fits (never read).
 _NO_MOVES: Final[list[Move]] = []
-#: ``fit_slots_of``'s memo: rule -> face -> requirement -> slots.
-_FIT_SLOTS: Final[dict[MatchRule, dict[str, dict[int, tuple[int, ...]]]]] = {}
+#: ``fit_slots_of``'s memo per matching rule.
+_FIT_SLOTS: Final[dict[MatchRule, _RuleSlots]] = {}
 #: Room added to a face's memo lists when the place ids outgrow them, and
 #: when the position or requirement ids do.
 _GROW: Final = 1024
