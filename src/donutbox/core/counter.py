@@ -151,9 +151,10 @@ class Run:
         )
 
 
-#: How many place ids a numbering gives out before the next call that
-#: fetches it (``numbering``) starts a new one: bounds its tables, which
-#: grow with every (position, requirement) pair met.
+#: How many place ids a numbering gives out before its thread starts a new
+#: one (at its next call: a call under way keeps the numbering it fetched,
+#: so a counter's places are never numbered under two): bounds its tables,
+#: which grow with every (position, requirement) pair met.
 PID_LIMIT: Final = 200_000
 
 
@@ -203,6 +204,10 @@ class Numbering:
             if n is None:
                 n = self.req_ids[key] = len(self.req_ids)
             self.req_of.append(n)
+            if len(self.place_of) == PID_LIMIT:
+                # This thread's next call fetches a new numbering (only
+                # this thread numbers under this one).
+                _LOCAL.numbering = Numbering()
         return v
 
 
@@ -218,16 +223,14 @@ _UNNUMBERED: Final = object()
 
 
 def numbering() -> Numbering:
-    """The calling thread's numbering: a new one the first time, and once
-    the last one has given out ``PID_LIMIT`` ids.  Fetched once per call of
-    the hot paths (``Counter.place``, ``movegen.placements``), not per place."""
+    """The calling thread's numbering (a new one the first time, and after
+    the last one gave out ``PID_LIMIT`` ids).  Fetched once per call of the
+    hot paths (``Counter.place``, ``movegen.placements``), not per place."""
     # (the attribute read directly: ``getattr`` with a default costs the
     # compiled core a slower call)
     try:
         nb: Numbering = _LOCAL.numbering
     except AttributeError:
-        nb = _LOCAL.numbering = Numbering()
-    if len(nb.place_of) >= PID_LIMIT:
         nb = _LOCAL.numbering = Numbering()
     return nb
 
