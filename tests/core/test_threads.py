@@ -27,6 +27,8 @@ GAMES = 150  # per thread
 #: How many plies a game built in one thread is played there before another
 #: thread plays it to the end.
 HANDOFF_PLY = 20
+#: Games per thread while one thread renumbers.
+RENUMBERING_GAMES = 30
 
 #: (moves in notation, final scores) of one game.
 Outcome = tuple[list[str], list[int]]
@@ -74,13 +76,13 @@ def expected() -> dict[int, Outcome]:
 @pytest.fixture(autouse=True)
 def _switch_often() -> Iterator[None]:
     # The interpreter's default is to switch threads every 5 ms, about one
-    # random game: switching every 50 us interleaves the threads within
+    # random game: switching every 100 us interleaves the threads within
     # single calls of move generation, as a busy server's would be.
     # Each test starts from fresh place ids (the games to compare with were
     # played first, numbering most places they meet).
     reset_place_ids()
     before = sys.getswitchinterval()
-    sys.setswitchinterval(5e-5)
+    sys.setswitchinterval(1e-4)
     yield
     sys.setswitchinterval(before)
 
@@ -143,10 +145,10 @@ def test_games_built_in_one_thread_end_alike_played_on_in_another(
 ) -> None:
     # Two threads build games and play their first plies, and hand each
     # game (or, every other game, a copy of it) to two other threads that
-    # play it to the end; all four run at once (300 games).
+    # play it to the end; all four run at once (200 games).
     handed: queue.Queue[tuple[int, Game, random.Random] | None] = queue.Queue()
     got: dict[int, Outcome] = {}
-    seeds = [*_seeds(0), *_seeds(1)]
+    seeds = [*_seeds(0)[:100], *_seeds(1)[:100]]
 
     def builder(part: list[int]) -> Callable[[list[str]], None]:
         def work(errors: list[str]) -> None:
@@ -172,21 +174,21 @@ def test_games_built_in_one_thread_end_alike_played_on_in_another(
 def test_place_ids_numbered_again_in_one_thread_while_others_play(
     expected: dict[int, Outcome],
 ) -> None:
-    # One thread numbers its place ids again every 3 plies (as past
-    # ``PID_LIMIT``) while three others play their games (a quarter of
-    # each thread's games: enough for hundreds of renumberings).
+    # One thread numbers its place ids again every 5 plies (as past
+    # ``PID_LIMIT``) while three others play their games (30 each: the
+    # first thread renumbers about 300 times).
     got: dict[int, Outcome] = {}
 
     def worker(thread: int, reset_every: int) -> Callable[[list[str]], None]:
         def work(errors: list[str]) -> None:
-            for s in _seeds(thread)[: GAMES // 4]:
+            for s in _seeds(thread)[:RENUMBERING_GAMES]:
                 game, rng = _new(s)
                 _play_noting(errors, s, game, rng, reset_every=reset_every)
                 got[s] = _outcome(game) if game.finished else ([], [])
 
         return work
 
-    errors = _run([worker(t, 3 if t == 0 else 0) for t in range(THREADS)])
+    errors = _run([worker(t, 5 if t == 0 else 0) for t in range(THREADS)])
     assert errors == []
-    assert len(got) == THREADS * (GAMES // 4)
+    assert len(got) == THREADS * (RENUMBERING_GAMES)
     assert got == {s: expected[s] for s in got}
