@@ -68,6 +68,7 @@ SLOW = (
     "test_golden.py",
     "ai/test_fasteval.py",
     "core/test_reference_agreement.py",
+    "core/test_threads.py",
     "core/test_perft.py::test_perft_matches_the_naive_engine",
     "envs/test_env_openspiel.py",
     "envs/test_env_pettingzoo.py",

@@ -21,14 +21,9 @@ from donutbox.core import Game, Rules
 from donutbox.core.counter import (
     DELIVERED_BIT,
     FLAVOUR_BITS,
-    PID_EPOCH,
     PID_LIMIT,
-    PLACE_OF,
-    POS_IDS,
-    POS_OF,
-    REQ_IDS,
-    REQ_OF,
     Counter,
+    numbering,
     place_id,
     reset_place_ids,
 )
@@ -141,21 +136,22 @@ def _lines(layout: str, seed: int, reset_every: int) -> list[list[str]]:
     older = game.copy()
     while not game.finished:
         if reset_every and game.ply % reset_every == 0:
-            epoch = PID_EPOCH[0]
+            before = numbering()
             reset_place_ids()
-            assert PID_EPOCH[0] is not epoch and not PLACE_OF
+            assert numbering() is not before and not numbering().place_of
             if lines:
                 # a copy numbered before (the position before the last
                 # move): renumbered when listed, the same moves as then
                 assert [str(m) for m in older.legal_moves()] == lines[-1]
         moves = game.legal_moves()
+        nb = numbering()
         for p, pk in game.counter.places.items():
             assert pk & 0xFFFF == _requirement(game.counter, p)
-            assert PLACE_OF[pk >> 16] == p
+            assert nb.place_of[pk >> 16] == p
             # the place id's position and requirement ids (move generation's
             # tables by position and by requirement are indexed by them)
-            assert POS_OF[pk >> 16] == POS_IDS[p]
-            assert REQ_OF[pk >> 16] == REQ_IDS[pk & 0xFFFF]
+            assert nb.pos_of[pk >> 16] == nb.pos_ids[p]
+            assert nb.req_of[pk >> 16] == nb.req_ids[pk & 0xFFFF]
         lines.append([str(m) for m in moves])
         older = game.copy()
         game.play(moves[rng.randrange(len(moves))])
@@ -173,11 +169,11 @@ def test_place_ids_renumbered_give_the_same_moves() -> None:
             assert _lines(layout, seed, 1) == plain
 
 
-def test_a_renumbering_that_starts_while_a_counter_renumbers_gives_the_same_moves() -> None:
-    # A counter numbered before a renumbering renumbers its places when next
-    # listed; if the numbering runs out (PID_LIMIT) part way through, the
-    # places it renumbered first hold ids of the numbering just dropped, and
-    # it must number them again, not list by them.
+def test_a_numbering_that_runs_out_starts_again_between_calls() -> None:
+    # Past PID_LIMIT ids the thread's numbering starts again, at the next
+    # call that fetches it: never part way through a counter's renumbering
+    # (whose places would then hold ids of two numberings).  A counter
+    # numbered before lists the same moves under both.
     game = Game.new(Rules(), 2, 8)
     rng = random.Random(8)
     for _ in range(12):
@@ -186,17 +182,19 @@ def test_a_renumbering_that_starts_while_a_counter_renumbers_gives_the_same_move
     places = len(game.counter.places)
     assert places > 4
     reset_place_ids()
-    # Ids of places far from this game, until two ids are left: the counter's
-    # third place starts the numbering again.
+    # Ids of places far from this game, until two ids are left: renumbering
+    # the counter's places takes the numbering past the limit.
     far = cell(500_000, 500_000)
-    while len(PLACE_OF) < PID_LIMIT - 2:
-        place_id(((far + len(PLACE_OF)) << 16) | 1)
-    epoch = PID_EPOCH[0]
-    moves = [str(m) for m in game.legal_moves()]
-    assert PID_EPOCH[0] is not epoch and len(PLACE_OF) == places
-    assert moves == expected
+    nb = numbering()
+    while len(nb.place_of) < PID_LIMIT - 2:
+        place_id(((far + len(nb.place_of)) << 16) | 1)
+    assert [str(m) for m in game.legal_moves()] == expected
+    assert numbering() is not nb  # this call starts a new one
+    assert len(nb.place_of) == PID_LIMIT - 2 + places
+    assert [str(m) for m in game.legal_moves()] == expected
+    assert len(numbering().place_of) == places
     for p, pk in game.counter.places.items():
-        assert PLACE_OF[pk >> 16] == p
+        assert numbering().place_of[pk >> 16] == p
     reset_place_ids()
 
 

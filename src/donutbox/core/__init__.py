@@ -1,4 +1,10 @@
-"""The pure rules core: no I/O, no global state, stdlib only."""
+"""The pure rules core: no I/O, stdlib only.
+
+Safe to use from many threads at once, each with its own games (a game may
+be handed from one thread to another): the state the core keeps besides
+the games is per thread (the place-id numbering and move generation's
+tables indexed by it, ``counter.Numbering``) or memos of pure functions.
+"""
 
 from . import game as _game_module
 from .cards import FLAVOUR_NAMES, FLAVOURS, ROLL, STANDARD_DECK, check_face, rotate

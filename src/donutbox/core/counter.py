@@ -19,9 +19,19 @@ instead of being rescanned:
 - ``places``: every card position that is empty and touches a not-delivered
   donut, mapped to ``(pid << 16) | requirement``: the requirement (see
   ``matching``) is its low 16 bits, and ``pid`` is a small dense number of
-  the (position, requirement) pair, the same in every counter of the process
-  (``place_id``), by which move generation indexes its memo lists (no
-  hashing).  Only the positions near a change are refreshed.
+  the (position, requirement) pair, its *place id*, by which move
+  generation indexes its memo lists (no hashing).  Only the positions near
+  a change are refreshed.
+
+Place ids are numbered per thread (``Numbering``, one per thread, fetched
+once per ``place`` or listing): the core is used from several threads at
+once, each playing its own games, and a game built in one thread may be
+played on in another.  Each counter remembers the numbering its ids are in
+(``_epoch``) and, used in a thread with another one (or after
+``reset_place_ids``, or unpickled from another process), renumbers its
+places first.  Nothing of a numbering is shared between threads, so the
+hot paths take no lock.  A counter itself is used by one thread at a time
+(copying reads and changes its source's token).
 
 Copying is a handful of shallow ``dict.copy()`` calls and one list copy
 (the grid): the dicts hold ints, and the runs are shared until one side
@@ -30,6 +40,8 @@ changes one.  The counter knows nothing of players' turns or scores.
 
 from __future__ import annotations
 
+import itertools
+import threading
 from typing import Any, Final, NamedTuple
 
 from .cards import FLAVOURS
@@ -84,7 +96,9 @@ def _outs(w: int) -> tuple[tuple[int, int, int], ...]:
     return tuple(found)
 
 
-#: ``_outs`` per grid width met.
+#: ``_outs`` per grid width met (shared by threads: a pure function of the
+#: width, so a racy fill at worst makes an equal tuple twice; each dict
+#: operation is atomic under the interpreter lock).
 _OUTS_BY_WIDTH: Final[dict[int, tuple[tuple[int, int, int], ...]]] = {}
 
 
@@ -137,72 +151,111 @@ class Run:
         )
 
 
-#: Open places numbered (see ``places`` in the module doc): ``(p << 16) |
-#: requirement`` -> the value ``Counter.places`` holds for it, ``(pid << 16)
-#: | requirement``; ``PLACE_OF[pid]`` is ``p``.  Shared by every counter of
-#: the process and bounded: past ``PID_LIMIT`` ids the numbering starts again
-#: (``reset_place_ids``) and a counter numbered before renumbers its places
-#: when asked for them (``Counter.numbered_places``).
-_PIDS: Final[dict[int, int]] = {}
-PLACE_OF: Final[list[int]] = []
-#: The same place ids' positions and requirements numbered too (dense,
-#: from 0, renumbered with them): ``POS_OF[pid]`` / ``REQ_OF[pid]``, by
-#: which move generation indexes its tables of moves per position and of
-#: fitting slots per requirement (no hashing).
-POS_OF: Final[list[int]] = []
-REQ_OF: Final[list[int]] = []
-POS_IDS: Final[dict[int, int]] = {}
-REQ_IDS: Final[dict[int, int]] = {}
+#: How many place ids a numbering gives out before its thread starts a new
+#: one (at its next call: a call under way keeps the numbering it fetched,
+#: so a counter's places are never numbered under two): bounds its tables,
+#: which grow with every (position, requirement) pair met.
 PID_LIMIT: Final = 200_000
-#: The numbering's generation: a new object at each ``reset_place_ids``.
-#: An object compared by identity, not a count, so that a counter that
-#: comes from another process (pickled to an AI worker, whose numbering is
-#: its own) never matches: its unpickled ``_epoch`` is a new object, so it
-#: renumbers its places on first use instead of reading ids that mean other
-#: places here.
-PID_EPOCH: Final[list[object]] = [object()]
+
+
+class Numbering:
+    """One thread's numbering of open places (see ``places`` in the module
+    doc) and move generation's memo tables indexed by it.
+
+    ``ids``: ``(p << 16) | requirement`` -> the value ``Counter.places``
+    holds for it, ``(pid << 16) | requirement``; ``place_of[pid]`` is
+    ``p``.  The pair's position and requirement are numbered too (dense,
+    from 0): ``pos_of[pid]`` / ``req_of[pid]``, by which move generation
+    indexes its tables of moves per position and of fitting slots per
+    requirement (no hashing).  Only its own thread reads or changes it, so
+    none of this is locked."""
+
+    __slots__ = ("epoch", "ids", "place_of", "pos_ids", "pos_of", "req_ids", "req_of", "tables")
+
+    def __init__(self) -> None:
+        self.ids: dict[int, int] = {}
+        self.place_of: list[int] = []
+        self.pos_of: list[int] = []
+        self.req_of: list[int] = []
+        self.pos_ids: dict[int, int] = {}
+        self.req_ids: dict[int, int] = {}
+        #: Move generation's memo tables by these ids (matching rule ->
+        #: face -> ``movegen._FaceTable``; typed loosely: movegen imports
+        #: this module, not the other way round).
+        self.tables: dict[Any, Any] = {}
+        #: The numbering's identity, held by every counter numbered under it
+        #: (``Counter._epoch``): a bare object, so that a counter outliving
+        #: the numbering keeps none of its tables alive.
+        self.epoch = object()
+
+    def place_id(self, full: int) -> int:
+        """The ``places`` value of ``full`` = ``(p << 16) | requirement``."""
+        v = self.ids.get(full)
+        if v is None:
+            key = full & 0xFFFF
+            p = full >> 16
+            v = self.ids[full] = (len(self.place_of) << 16) | key
+            self.place_of.append(p)
+            n = self.pos_ids.get(p)
+            if n is None:
+                n = self.pos_ids[p] = len(self.pos_ids)
+            self.pos_of.append(n)
+            n = self.req_ids.get(key)
+            if n is None:
+                n = self.req_ids[key] = len(self.req_ids)
+            self.req_of.append(n)
+            if len(self.place_of) == PID_LIMIT:
+                # This thread's next call fetches a new numbering (only
+                # this thread numbers under this one).
+                _LOCAL.numbering = Numbering()
+        return v
+
+
+#: Each thread's ``Numbering`` (attribute ``numbering``; a plain
+#: ``threading.local``, not a subclass: the compiled core's classes cannot
+#: subclass it).  Freed with its thread.
+_LOCAL: Final = threading.local()
+#: The ``_epoch`` of a counter not numbered in this process yet (a new one,
+#: or one unpickled from another process, whose ids mean other places
+#: here): it matches no numbering, so the counter numbers its places on
+#: first use.
+_UNNUMBERED: Final = object()
+
+
+def numbering() -> Numbering:
+    """The calling thread's numbering (a new one the first time, and after
+    the last one gave out ``PID_LIMIT`` ids).  Fetched once per call of the
+    hot paths (``Counter.place``, ``movegen.placements``), not per place."""
+    # (the attribute read directly: ``getattr`` with a default costs the
+    # compiled core a slower call)
+    try:
+        nb: Numbering = _LOCAL.numbering
+    except AttributeError:
+        nb = _LOCAL.numbering = Numbering()
+    return nb
 
 
 def place_id(full: int) -> int:
-    """The ``places`` value of ``full`` = ``(p << 16) | requirement``."""
-    v = _PIDS.get(full)
-    if v is None:
-        if len(PLACE_OF) >= PID_LIMIT:
-            reset_place_ids()
-        key = full & 0xFFFF
-        p = full >> 16
-        v = _PIDS[full] = (len(PLACE_OF) << 16) | key
-        PLACE_OF.append(p)
-        n = POS_IDS.get(p)
-        if n is None:
-            n = POS_IDS[p] = len(POS_IDS)
-        POS_OF.append(n)
-        n = REQ_IDS.get(key)
-        if n is None:
-            n = REQ_IDS[key] = len(REQ_IDS)
-        REQ_OF.append(n)
-    return v
+    """The ``places`` value of ``full`` = ``(p << 16) | requirement`` in the
+    calling thread's numbering."""
+    return numbering().place_id(full)
 
 
 def reset_place_ids() -> None:
-    """Number the open places again from 0 (every counter renumbers its own
-    when next asked, and move generation drops its memo lists)."""
-    _PIDS.clear()
-    PLACE_OF.clear()
-    POS_OF.clear()
-    REQ_OF.clear()
-    POS_IDS.clear()
-    REQ_IDS.clear()
-    PID_EPOCH[0] = object()
+    """Number the calling thread's open places again from 0 (each counter
+    renumbers its own when next used in this thread, and move generation's
+    memo lists start empty).  Other threads' numberings are untouched."""
+    _LOCAL.numbering = Numbering()
 
 
-#: The last counter token given out (``_new_token``).
-_TOKENS: Final[list[int]] = [0]
+#: Counter and run tokens (``_new_token``): ``next`` of an
+#: ``itertools.count`` is one C call, atomic under the interpreter lock,
+#: so no two threads get the same token.
+_TOKENS: Final = itertools.count(1)
 
 
 def _new_token() -> int:
-    _TOKENS[0] += 1
-    return _TOKENS[0]
+    return next(_TOKENS)
 
 
 class Donut(NamedTuple):
@@ -280,7 +333,7 @@ class Counter:
             self._r0 = 0
             self._w = 0
             self._h = 0
-            self._epoch = PID_EPOCH[0]
+            self._epoch = _UNNUMBERED
             self._token = _new_token()
         else:
             self.cells = source.cells.copy()
@@ -327,18 +380,23 @@ class Counter:
 
     # -- reading -----------------------------------------------------------
 
-    def numbered_places(self) -> dict[int, int]:
+    def numbered_places(self, nb: Numbering | None = None) -> dict[int, int]:
         """``places``, its values (``(pid << 16) | requirement``) in the
-        current numbering of place ids (see ``reset_place_ids``)."""
-        # (a loop: if the numbering runs out part way through and starts
-        # again, the places numbered first hold ids of the dropped one)
-        while self._epoch is not PID_EPOCH[0]:
-            epoch = PID_EPOCH[0]
-            places = self.places
-            for p in places:
-                places[p] = place_id((p << 16) | (places[p] & 0xFFFF))
-            self._epoch = epoch
+        calling thread's numbering ``nb`` (``numbering()`` if not given)."""
+        if nb is None:
+            nb = numbering()
+        if self._epoch is not nb.epoch:
+            self._renumber(nb)
         return self.places
+
+    def _renumber(self, nb: Numbering) -> None:
+        """Number ``places`` under ``nb``: the counter was numbered under
+        another numbering (another thread's, an older one of this thread,
+        another process's, or none yet)."""
+        places = self.places
+        for p in places:
+            places[p] = nb.place_id((p << 16) | (places[p] & 0xFFFF))
+        self._epoch = nb.epoch
 
     def donuts(self) -> list[Donut]:
         """Every occupied cell, in reading order."""
@@ -433,7 +491,9 @@ class Counter:
         """The grid index of a cell inside the grid."""
         return (c & _COL_MASK) - self._c0 + ((c >> _ROW_SHIFT) - self._r0) * self._w
 
-    def _refresh(self, p: int) -> None:
+    def _refresh(self, p: int, nb: Numbering) -> None:
+        # ``nb``: the calling thread's numbering, which ``places`` is
+        # numbered under (see ``place``).
         # Every position refreshed lies within ``_MARGIN`` of the card just
         # placed (or of a run's cells): all its reads are inside the grid.
         g = self._g
@@ -473,9 +533,9 @@ class Counter:
             key |= 4096 << (v & FLAVOUR_BITS)
         if key:
             # (the int object ``place_id`` holds: none is made here)
-            pv: Any = _PIDS.get((p << 16) | key)
+            pv: Any = nb.ids.get((p << 16) | key)
             if pv is None:
-                pv = place_id((p << 16) | key)
+                pv = nb.place_id((p << 16) | key)
             self.places[p] = pv
         elif p in self.places:
             del self.places[p]
@@ -487,6 +547,11 @@ class Counter:
         sealed (no empty cell left beside them), in reading order of their
         first cell; sealed runs of 3 or more are delivered here.
         """
+        # The places refreshed below are numbered in this thread's
+        # numbering: the others first, if the counter comes from another.
+        nb = numbering()
+        if self._epoch is not nb.epoch:
+            self._renumber(nb)
         # Any: the compiled core then keeps the cells and run ids it passes
         # between these dicts as the int objects they are, instead of
         # unboxing each one and boxing it again (a new object: packed cells
@@ -565,7 +630,7 @@ class Counter:
 
         # Refresh the open places near the new card.
         for off in self._zone:
-            self._refresh(p + off)
+            self._refresh(p + off, nb)
 
         # The sealed runs among the new donuts' and the closed edges' (a run
         # merged into another is no longer in ``runs``); each once.
@@ -582,7 +647,7 @@ class Counter:
             by_first(sealed)
         for r in sealed:
             if len(r.cells) >= 3:
-                self._freeze(r, refresh_places=False)
+                self._freeze(r, None)
         return sealed
 
     def _join(self, c: Any, code: int, opens: int, targets: list[Any]) -> None:
@@ -643,9 +708,14 @@ class Counter:
 
     def deliver(self, r: Run) -> None:
         """Freeze an open run that was boxed (docs/spec.md, 'Delivery')."""
-        self._freeze(r, refresh_places=True)
+        nb = numbering()
+        if self._epoch is not nb.epoch:
+            self._renumber(nb)
+        self._freeze(r, nb)
 
-    def _freeze(self, r: Run, refresh_places: bool) -> None:
+    def _freeze(self, r: Run, nb: Numbering | None) -> None:
+        """Freeze a run; ``nb`` (this thread's numbering, which ``places``
+        is numbered under) given: refresh the places near it."""
         # Any: see ``place``.
         cells: dict[Any, int] = self.cells
         run_of: dict[Any, Any] = self.run_of
@@ -658,14 +728,14 @@ class Counter:
             del run_of[c]
         del self.runs[rid]
         self.box_ids.discard(rid)
-        if refresh_places:
+        if nb is not None:
             # Frozen donuts form no pairs: nearby requirements change.  (A
             # sealed run has no empty cell beside it, so no place can see it.)
             zone: set[int] = set()
             for c in r.cells:
                 zone.update(self.layout.cell_zone(c))
             for q in zone:
-                self._refresh(q)
+                self._refresh(q, nb)
 
 
 def by_first(found: list[Run]) -> None:
@@ -713,7 +783,7 @@ def _unpickle_counter(
     c._c0, c._r0, c._w, c._h = window
     # (``c`` has a token of this process; its runs have other ones, so it
     # copies each before changing it, as after a copy.)
-    c._epoch = object()  # matches no numbering here: renumber on first use
+    c._epoch = _UNNUMBERED  # its ids are the other process's: renumber on first use
     return c
 
 

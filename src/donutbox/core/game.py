@@ -588,6 +588,8 @@ def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:
     return found
 
 
+#: Shared by threads: a pure function of its key, so a racy fill at worst
+#: makes an equal tuple twice (each dict operation is atomic).
 _CODES_MEMO: Final[dict[tuple[str, int, str, int], tuple[int, int, int, int]]] = {}
 
 

@@ -109,6 +109,9 @@ class _Turns:
                 self.near.append(0)
 
 
+#: ``_Turns`` per face met.  This and ``_SLOT_SETS`` are shared by threads:
+#: pure functions of their keys, so a racy fill at worst builds an equal
+#: value twice (each dict operation is atomic under the interpreter lock).
 _TURNS: Final[dict[str, _Turns]] = {}
 
 

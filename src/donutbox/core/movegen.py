@@ -16,6 +16,14 @@ size):
   no list is kept per (face, place, requirement).
 
 The tables are keyed by the matching rule object (``rules.match_rule``).
+Those indexed by place, position and requirement ids belong to the
+calling thread's numbering of them (``counter.Numbering.tables``: one per
+thread, fetched once per listing), so threads listing moves at once share
+none and take no lock.  The memo tables shared by the process
+(``MatchRule.fits``, ``fit_slots_of``'s, the box-it moves, ``matching``'s)
+hold pure functions of their keys: two threads may both fill an entry,
+with equal values, and each dict operation is atomic under the
+interpreter lock, so a reader sees an entry whole or not at all.
 """
 
 from __future__ import annotations
@@ -24,16 +32,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, Final
 
-from .counter import (
-    PID_EPOCH,
-    PLACE_OF,
-    POS_IDS,
-    POS_OF,
-    REQ_IDS,
-    REQ_OF,
-    Counter,
-    Run,
-)
+from .counter import Counter, Numbering, Run, numbering
 from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
@@ -85,22 +84,20 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
     out: list[Move] = []
     if not faces:
         return out
-    # The place ids first: a renumbering (``counter.reset_place_ids``) drops
-    # the memo lists indexed by the old ids.
+    # The counter's places in this thread's numbering, whose memo lists
+    # are indexed by them (a new numbering starts with none).
     # (a list: the compiled core walks a dict's values far more slowly, and
     # this is walked once per face)
-    places = list(counter.numbered_places().values())
-    if _EPOCH[0] is not PID_EPOCH[0]:
-        _TABLES.clear()
-        _EPOCH[0] = PID_EPOCH[0]
-    tables = _TABLES.get(match)
+    nb = numbering()
+    places = list(counter.numbered_places(nb).values())
+    tables: dict[str, _FaceTable] | None = nb.tables.get(match)
     if tables is None:
-        tables = _TABLES[match] = {}
-    n = len(PLACE_OF)
+        tables = nb.tables[match] = {}
+    n = len(nb.place_of)
     for face in faces:
         table = tables.get(face)
         if table is None:
-            table = tables[face] = _FaceTable(face, match)
+            table = tables[face] = _FaceTable(face, match, nb)
         # Per place id (an index, not a hash look-up, per (face, place)):
         # the fitting slots (None: not looked up yet) and the position's
         # moves by slot.  No list is kept per (face, place id): the moves
@@ -124,35 +121,53 @@ def placements(counter: Counter, faces: list[str], match: MatchRule) -> list[Mov
 
 def fit_slots_of(match: MatchRule, face: str, key: int) -> tuple[int, ...]:
     """``match.fits(face, key)`` as slots (``matching.SLOT_ROT`` /
-    ``SLOT_LOCK``), from the same memo tables as ``placements``."""
-    tables = _TABLES.get(match)
-    if tables is None:
-        tables = _TABLES[match] = {}
-    table = tables.get(face)
-    if table is None:
-        table = tables[face] = _FaceTable(face, match)
-    return table.slots(key)
+    ``SLOT_LOCK``), memoised per rule, face and requirement for the
+    process (a pure function; ``setdefault``: two threads adding a rule or
+    a face at once keep one entry)."""
+    memo = _FIT_SLOTS.get(match)
+    if memo is None:
+        memo = _FIT_SLOTS.setdefault(match, _RuleSlots(match))
+    by_key = memo.by_face.get(face)
+    if by_key is None:
+        by_key = memo.by_face.setdefault(face, {})
+    options = by_key.get(key)
+    if options is None:
+        options = by_key[key] = fit_slots(face, key, memo.accept)
+    return options
+
+
+class _RuleSlots:
+    """``fit_slots_of``'s memo of one matching rule: its accept table, and
+    per face the fitting slots per requirement (bounded by faces x
+    requirements)."""
+
+    __slots__ = ("accept", "by_face")
+
+    def __init__(self, match: MatchRule) -> None:
+        self.accept = match.accept_table()
+        self.by_face: dict[str, dict[int, tuple[int, ...]]] = {}
 
 
 class _FaceTable:
-    """Memo tables of one face under one matching rule (see the module doc)."""
+    """Memo tables of one face under one matching rule, indexed by the ids
+    of one thread's numbering ``nb`` (see the module doc)."""
 
-    __slots__ = ("accept", "by_pos", "by_req", "face", "made_at", "options", "seen", "slots_at")
+    __slots__ = ("accept", "by_pos", "by_req", "face", "made_at", "nb", "seen", "slots_at")
 
-    def __init__(self, face: str, match: MatchRule) -> None:
+    def __init__(self, face: str, match: MatchRule, nb: Numbering) -> None:
         self.face = face
         self.accept = match.accept_table()
-        self.options: dict[int, tuple[int, ...]] = {}  # fitting slots per requirement
+        self.nb = nb
         #: Per place id (``Counter.places``): the fitting slots of its
         #: requirement (None: not looked up yet) ...
         self.slots_at: list[tuple[int, ...] | None] = []
         #: ... and its position's moves by slot (``by_pos``; ``_NO_MOVES``
         #: where no slot fits).
         self.made_at: list[list[Move]] = []
-        #: Per requirement id (``counter.REQ_OF``), its fitting slots (None:
+        #: Per requirement id (``nb.req_of``), its fitting slots (None:
         #: not computed yet).
         self.by_req: list[tuple[int, ...] | None] = []
-        #: Per position id (``counter.POS_OF``), its moves by slot
+        #: Per position id (``nb.pos_of``), its moves by slot
         #: (``_UNMADE``: not made yet; the list None: none made yet).
         self.by_pos: list[list[Move] | None] = []
         #: How many place ids there were when the lists were last grown.
@@ -166,16 +181,12 @@ class _FaceTable:
             more = n - len(self.slots_at) + _GROW
             self.slots_at += [None] * more
             self.made_at += [_NO_MOVES] * more
-        if len(self.by_pos) < len(POS_IDS):
-            self.by_pos += [None] * (len(POS_IDS) - len(self.by_pos) + _GROW_IDS)
-        if len(self.by_req) < len(REQ_IDS):
-            self.by_req += [None] * (len(REQ_IDS) - len(self.by_req) + _GROW_IDS)
-
-    def slots(self, key: int) -> tuple[int, ...]:
-        options = self.options.get(key)
-        if options is None:
-            options = self.options[key] = fit_slots(self.face, key, self.accept)
-        return options
+        positions = len(self.nb.pos_ids)
+        if len(self.by_pos) < positions:
+            self.by_pos += [None] * (positions - len(self.by_pos) + _GROW_IDS)
+        requirements = len(self.nb.req_ids)
+        if len(self.by_req) < requirements:
+            self.by_req += [None] * (requirements - len(self.by_req) + _GROW_IDS)
 
     def build(self, pk: int) -> tuple[int, ...]:
         """The fitting slots of this face at a packed place (not yet in
@@ -183,20 +194,21 @@ class _FaceTable:
         requirement's and the position's tables by their ids: list
         indexes, no boxed int hashed.)"""
         pid = pk >> 16
-        rq = REQ_OF[pid]
+        nb = self.nb
+        rq = nb.req_of[pid]
         options = self.by_req[rq]
         if options is None:
             options = self.by_req[rq] = fit_slots(self.face, pk & 0xFFFF, self.accept)
         self.slots_at[pid] = options
         if options:
-            pos = POS_OF[pid]
+            pos = nb.pos_of[pid]
             made = self.by_pos[pos]
             if made is None:
                 made = self.by_pos[pos] = [_UNMADE] * SLOTS
             self.made_at[pid] = made
             for slot in options:
                 if made[slot] is _UNMADE:
-                    made[slot] = self.move(PLACE_OF[pid], slot)
+                    made[slot] = self.move(nb.place_of[pid], slot)
         return options
 
     def move(self, p: int, slot: int) -> Move:
@@ -211,9 +223,8 @@ _PASS: Final = Move(PASS)
 _UNMADE: Final = Move(PASS, "unmade")
 #: The moves of a place id where no slot fits (never read).
 _NO_MOVES: Final[list[Move]] = []
-_TABLES: Final[dict[MatchRule, dict[str, _FaceTable]]] = {}
-#: The generation of place ids the memo lists are indexed by.
-_EPOCH: Final[list[object]] = [PID_EPOCH[0]]
+#: ``fit_slots_of``'s memo per matching rule.
+_FIT_SLOTS: Final[dict[MatchRule, _RuleSlots]] = {}
 #: Room added to a face's memo lists when the place ids outgrow them, and
 #: when the position or requirement ids do.
 _GROW: Final = 1024
@@ -249,6 +260,8 @@ def box_moves(counter: Counter, player: int) -> list[Move]:
 
 
 def _box_move(c: Any) -> Move:
+    # (a memo for the process: two threads may both make a cell's move,
+    # equal values; moves are compared by value, never by identity)
     found = _BOX_MEMO.get(c)
     if found is None:
         found = _BOX_MEMO[c] = Move(BOX, "", *xy(c))

@@ -48,7 +48,9 @@ class MatchRule:
     def fits(self, face: str, requirement: int) -> tuple[Fit, ...]:
         """Every (rotation, lock) that may legally place ``face`` at a place
         with this requirement (see ``matching``).  Memoised: a pure function
-        of its arguments."""
+        of its arguments, so threads may share the memo (a racy fill at
+        worst computes an equal tuple twice; each dict operation is atomic
+        under the interpreter lock)."""
         key = (face, requirement)
         found = self._memo.get(key)
         if found is None:
@@ -66,7 +68,8 @@ class MatchRule:
 
     def accept_table(self) -> tuple[bool, ...]:
         """``accepts`` for all 256 (agree, touched) bit patterns, indexed by
-        ``agree | touched << 4`` (bit i: quadrant i); made once per rule."""
+        ``agree | touched << 4`` (bit i: quadrant i); made once per rule
+        (by two threads at once, equal tables: either may be kept)."""
         table = self._table
         if table is None:
             table = self._table = tuple(
