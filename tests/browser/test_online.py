@@ -301,7 +301,8 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(server: Any, bro
     di = _page(browser, server.url + game["seats"][1]["link"], init=HIDDEN_TAB)
     for page in (cy, di):
         _wait_connected(page)
-    sync_api.expect(cy.locator("#takeback button:text-is('Take back')")).to_have_count(0)  # no move yet
+    take_back = cy.locator("#takeback button:text-is('Take back')")
+    sync_api.expect(take_back).to_have_count(0)  # no move yet
     # Di, whose tab is hidden, allows notifications and is told of the turn.
     di.click("#btn-notify")
     sync_api.expect(di.locator("#btn-notify")).to_be_hidden()
