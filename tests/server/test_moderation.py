@@ -180,11 +180,11 @@ def test_a_ban_ends_sessions_and_takes_the_player_out_of_lobby_and_leaderboard(
     assert bob.get("/api/lobby").json()["queue"] == {}
     assert bob.get(f"/api/leaderboard?rules={KEY}").json()["players"] == []
     assert bob.get("/api/players/ann").json()["banned"] is True
-    # Signed in again and queued, she is never paired (and leaves the queue).
-    assert ann.sign_in().status_code == 200
-    assert ann.post("/api/lobby/queue", {"players": 2}).json()["game"] is None
-    assert bob.post("/api/lobby/queue", {"players": 2}).json()["game"] is None
-    assert ann.get("/api/lobby").json()["queued"] is None
+    # She cannot sign in again: her password checks, but no session opens.
+    r = ann.sign_in()
+    assert r.status_code == 403
+    assert r.json()["detail"] == "account: this account is banned from this server"
+    assert ann.get("/api/account").json()["user"] is None
     assert _admin(url, "ban", "ann") == 2
     assert capsys.readouterr().err.strip() == "donutbox admin: name: ann is banned already"
     assert _admin(url, "unban", "ann") == 0

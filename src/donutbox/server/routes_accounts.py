@@ -178,6 +178,10 @@ async def sign_in(
     address = client_address(request)
     await c.accounts.attempt(address)
     user = await c.accounts.check(body.name, body.password, address)
+    # A banned account's password still checks (told only to its owner,
+    # who knows it), but no session is opened (`donutbox admin ban`).
+    if await asyncio.to_thread(Moderation(c.ratings.engine).is_banned, user.id):
+        raise NotAllowed("account: this account is banned from this server")
     await asyncio.to_thread(c.accounts.close_session, request.cookies.get(SESSION_COOKIE))
     token, csrf = await asyncio.to_thread(c.accounts.open_session, user)
     _cookies(response, request, token, csrf)
