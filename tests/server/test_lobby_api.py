@@ -419,3 +419,71 @@ def test_what_a_dead_process_left_in_the_lobby_expires(app) -> None:  # type: ig
         left = conn.exec_driver_sql(f"select count(*) from lobby_tables where id = '{t['id']}'")
         assert left.scalar() == 0
     assert ann.post("/api/lobby/tables", {"players": 2}).status_code == 200
+
+
+def test_a_table_churn_flood_sends_each_lobby_socket_at_most_a_state_a_second(app) -> None:  # type: ignore[no-untyped-def]
+    """Forty changes as fast as one client can make them (a table opened
+    and left twenty times): bob's socket is sent at most one state a
+    second while they last (and one more after), ending with the newest
+    state (no table open); before, it was sent about one state a change."""
+    import time
+
+    from donutbox.server.routes_lobby import PUSH_SECONDS
+
+    ann, bob = players(app, "ann", "bob")
+    with bob.client.websocket_connect("/api/lobby/ws") as ws:
+        json.loads(ws.receive_text())  # the state on connecting
+        started = time.monotonic()
+        for _ in range(20):
+            t = ann.post("/api/lobby/tables", {"players": 2, "rated": False}).json()
+            assert ann.post(f"/api/lobby/tables/{t['id']}/leave").status_code == 200
+        took = time.monotonic() - started
+        # The newest state (ann's last table gone) comes, then nothing more:
+        # a last change (cat opens a table) is what the socket shows next.
+        (cat,) = players(app, "cat")
+        last = cat.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
+        sent = 0
+        while True:
+            msg = json.loads(ws.receive_text())
+            sent += 1
+            if [x["id"] for x in msg["lobby"]["tables"]] == [last["id"]]:
+                break
+        assert PUSH_SECONDS == 1.0  # the bound documented (docs/community.md)
+        assert sent <= int(took) + 3, (sent, took)
+
+
+def test_tables_and_queue_places_of_players_away_for_minutes_are_let_go(app) -> None:  # type: ignore[no-untyped-def]
+    """A table whose players have all been away AWAY_SECONDS is closed; a
+    table with one player still here stays; a player queued and away that
+    long leaves the queue (throwaway accounts cannot fill the lobby)."""
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from donutbox.server.lobby_store import (
+        AWAY_SECONDS,
+        LobbyPlaceRow,
+        LobbyPresenceRow,
+        LobbyTableRow,
+    )
+
+    ann, bob, cat, dan = players(app, "ann", "bob", "cat", "dan")
+    gone = ann.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
+    assert gone["waiting"] == ["ann"]
+    kept = bob.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
+    assert cat.post(f"/api/lobby/tables/{kept['id']}/join").status_code == 200
+    assert dan.post("/api/lobby/queue", {"players": 2}).json()["queued"] is True
+    store = app.state.community.lobby.store
+    long_ago = store._now(None) - AWAY_SECONDS - 5
+    with Session(store.engine) as db, db.begin():
+        # Everyone but cat was last seen long ago; the tables and the queue
+        # place are that old too.
+        db.execute(
+            update(LobbyPresenceRow).where(LobbyPresenceRow.name != "cat").values(seen=long_ago)
+        )
+        db.execute(update(LobbyTableRow).values(created=long_ago))
+        db.execute(update(LobbyPlaceRow).values(since=long_ago))
+    assert store.sweep() == 2  # ann's table and dan's place in the queue
+    tables = [x["id"] for x in cat.get("/api/lobby").json()["tables"]]
+    assert tables == [kept["id"]]
+    assert dan.get("/api/lobby").json()["queued"] is None
+    assert store.sweep() == 0

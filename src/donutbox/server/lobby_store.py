@@ -77,6 +77,12 @@ SOCKET_TTL = 10.0
 #: A table whose game has not been made this long after it filled (the
 #: process making it died) is closed.
 STARTING_TTL = 60.0
+#: An open table none of whose players has been in the lobby (a request or
+#: an open lobby socket) for this long is closed, and a queued player away
+#: this long leaves the queue: a player who left does not hold a table or
+#: a place in the queue for ever, and throwaway accounts cannot fill the
+#: lobby's ``MAX_TABLES`` for good.
+AWAY_SECONDS = 180.0
 #: Quick match: players whose ratings differ by at most this pair at once;
 #: the window widens by ``WIDEN_PER_10S`` every 10 seconds waited.
 WINDOW = 5.0
@@ -722,25 +728,60 @@ class LobbyStore:
         self._run(work)
 
     def sweep(self) -> int:
-        """Forget expired sockets and presence, and close tables whose game
-        was never made (the process making it died): how many such tables."""
+        """Forget expired sockets and presence, close tables whose game was
+        never made (the process making it died) and tables whose players
+        have all been away ``AWAY_SECONDS``, and take players away that long
+        out of the queue: how many tables and places went."""
 
         def work(db: Session) -> int:
             now = self._now(db)
             db.execute(delete(LobbySocketRow).where(LobbySocketRow.until < now))
+            here = set(
+                db.scalars(
+                    select(LobbyPresenceRow.user_id).where(
+                        LobbyPresenceRow.seen >= now - AWAY_SECONDS
+                    )
+                )
+            ) | set(db.scalars(select(LobbySocketRow.user_id)))
             db.execute(
-                delete(LobbyPresenceRow).where(LobbyPresenceRow.seen < now - 2 * SEEN_SECONDS)
+                delete(LobbyPresenceRow).where(
+                    LobbyPresenceRow.seen < now - max(2 * SEEN_SECONDS, AWAY_SECONDS)
+                )
             )
-            stuck = list(
+            stuck = set(
                 db.scalars(
                     select(LobbyTableRow.id).where(LobbyTableRow.starting < now - STARTING_TTL)
                 )
             )
-            for table_id in stuck:
+            seated: dict[str, set[int]] = {}
+            for table_id, user_id in db.execute(
+                select(LobbyPlaceRow.table_id, LobbyPlaceRow.user_id)
+                .join(LobbyTableRow, LobbyTableRow.id == LobbyPlaceRow.table_id)
+                .where(
+                    LobbyTableRow.starting.is_(None), LobbyTableRow.created < now - AWAY_SECONDS
+                )
+            ):
+                seated.setdefault(table_id, set()).add(user_id)
+            stuck |= {t for t, users in seated.items() if not users & here}
+            queued = set(
+                db.scalars(select(LobbyPlaceRow.user_id).where(LobbyPlaceRow.table_id.is_(None)))
+            )
+            away = [u for u in queued if u not in here]
+            left = 0
+            if away:
+                left = _rows(
+                    db,
+                    delete(LobbyPlaceRow).where(
+                        LobbyPlaceRow.user_id.in_(away),
+                        LobbyPlaceRow.table_id.is_(None),
+                        LobbyPlaceRow.since < now - AWAY_SECONDS,
+                    ),
+                )
+            for table_id in sorted(stuck):
                 db.execute(delete(LobbyPlaceRow).where(LobbyPlaceRow.table_id == table_id))
                 db.execute(delete(LobbyInviteRow).where(LobbyInviteRow.table_id == table_id))
                 db.execute(delete(LobbyTableRow).where(LobbyTableRow.id == table_id))
-            return len(stuck)
+            return len(stuck) + left
 
         return self._run(work)
 

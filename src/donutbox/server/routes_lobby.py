@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
@@ -40,6 +41,11 @@ MAX_SOCKETS_PER_USER = 4
 MAX_SOCKETS = 2000
 #: Largest message a lobby socket takes (only pings are sent).
 MAX_LOBBY_MESSAGE = 256
+#: A lobby socket is sent at most one state this often (seconds): changes
+#: in between make one push, of the newest state, however fast the lobby
+#: churns (a client opening and leaving tables cannot make every socket
+#: re-read its state for each change).
+PUSH_SECONDS = 1.0
 #: How often waiting players are paired again and ended games settled.
 TICK_SECONDS = 2.0
 #: Every this many ticks, what expired (presence, sockets of dead processes,
@@ -243,9 +249,12 @@ async def lobby_socket(ws: WebSocket) -> None:
     event.set()
 
     async def sender() -> None:
+        last = -PUSH_SECONDS
         while True:
             await event.wait()
+            await asyncio.sleep(max(0.0, last + PUSH_SECONDS - time.monotonic()))
             event.clear()
+            last = time.monotonic()
             try:
                 state = await lobby_state(c, user, shared=True)
             except Exception as err:  # the database failed: the next change tries again
