@@ -487,3 +487,27 @@ def test_tables_and_queue_places_of_players_away_for_minutes_are_let_go(app) -> 
     assert tables == [kept["id"]]
     assert dan.get("/api/lobby").json()["queued"] is None
     assert store.sweep() == 0
+
+
+def test_a_lobby_socket_reads_its_player_s_own_part_again_only_when_it_changed(app) -> None:  # type: ignore[no-untyped-def]
+    """Other players' tables opening and closing change only the public
+    part: bob's socket is sent them without reading bob's own part (his
+    table, queue place, invitations, games) again; an invitation to bob
+    does make it read again, and shows."""
+    ann, bob = players(app, "ann", "bob")
+    lobby = app.state.community.lobby
+    with bob.client.websocket_connect("/api/lobby/ws") as ws:
+        json.loads(ws.receive_text())
+        reads = lobby.private_reads
+        for _ in range(5):
+            t = ann.post("/api/lobby/tables", {"players": 2, "rated": False}).json()
+            msg = json.loads(ws.receive_text())
+            while t["id"] not in [x["id"] for x in msg["lobby"]["tables"]]:
+                msg = json.loads(ws.receive_text())
+        assert lobby.private_reads == reads  # five pushes, no own part read
+        assert ann.post("/api/lobby/invite", {"to": "bob", "table": t["id"]}).status_code == 200
+        msg = json.loads(ws.receive_text())
+        while not msg["lobby"]["invites"]:
+            msg = json.loads(ws.receive_text())
+        assert msg["lobby"]["invites"][0]["table"] == t["id"]
+        assert lobby.private_reads == reads + 1

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -85,6 +85,13 @@ class Lobby:
         self.starter: Starter | None = None
         #: changes seen (made here or heard of): the shared public part's key
         self.generation = 0
+        #: each player's own part (their table, queue place, invitations,
+        #: games) changes with (``private_epoch``, ``private[user id]``):
+        #: a socket re-reads it only then (``private_version``)
+        self.private_epoch = 0
+        self.private: dict[int, int] = {}
+        #: own parts read for sockets (a figure: docs/community.md)
+        self.private_reads = 0
         self._public: tuple[int, float, asyncio.Task[dict[str, Any]]] | None = None
         #: user id -> when this process last wrote their presence
         self._touched: dict[int, float] = {}
@@ -99,18 +106,38 @@ class Lobby:
 
     # -- changes ------------------------------------------------------------------
 
-    def changed(self, only: int | None = None) -> None:
+    def changed(self, only: int | None = None, private: Iterable[int] | None = None) -> None:
         """Wake the sockets (of ``only``, or everyone's), here and on every
-        other process."""
-        self._wake(only)
-        self.bus.publish(only)
+        other process.  ``private``: the players whose own part changed
+        (``only`` always does); None: anyone's may have."""
+        ids = None if private is None else sorted(set(private))
+        self._wake(only, ids)
+        self.bus.publish(only, ids)
 
-    def _wake(self, only: int | None) -> None:
+    def _wake(self, only: int | None, private: list[int] | None) -> None:
         self.generation += 1
+        if only is not None:
+            self._bump(only)
+        elif private is None:
+            self.private_epoch += 1
+            self.private.clear()
+        else:
+            for uid in private:
+                self._bump(uid)
         for uid, events in self.listeners.items():
             if only is None or uid == only:
                 for e in events:
                     e.set()
+
+    def _bump(self, uid: int) -> None:
+        if len(self.private) >= 100_000:  # bounded: everyone's read again
+            self.private_epoch += 1
+            self.private.clear()
+        self.private[uid] = self.private.get(uid, 0) + 1
+
+    def private_version(self, uid: int) -> tuple[int, int]:
+        """Changes whenever ``uid``'s own part of the lobby may have."""
+        return self.private_epoch, self.private.get(uid, 0)
 
     # -- presence ---------------------------------------------------------------
 
@@ -138,7 +165,7 @@ class Lobby:
         if not await asyncio.to_thread(self.store.open_socket, self.origin, user, most):
             return False
         self.listeners.setdefault(user.id, set()).add(event)
-        self.changed()
+        self.changed(private=())  # who is online: public
         return True
 
     async def unlisten(self, user: User, event: asyncio.Event) -> None:
@@ -149,13 +176,13 @@ class Lobby:
         if not events:
             del self.listeners[user.id]
         await asyncio.to_thread(self.store.close_socket, self.origin, user)
-        self.changed()
+        self.changed(private=())
 
     async def forget(self, user: User) -> None:
         """Signed out: off every table and queue."""
         self._touched.pop(user.id, None)
         await asyncio.to_thread(self.store.forget, user)
-        self.changed()
+        self.changed(private=[user.id])
 
     # -- tables -----------------------------------------------------------------
 
@@ -181,7 +208,7 @@ class Lobby:
             rated,
             takebacks,
         )
-        self.changed()
+        self.changed(private=[user.id])
         return t
 
     async def join(self, user: User, table_id: str) -> tuple[dict[str, Any], str | None]:
@@ -194,12 +221,12 @@ class Lobby:
             finally:
                 assert start.table is not None
                 await asyncio.to_thread(self.store.close, start.table)
-        self.changed()
+        self.changed(private=[user.id, *(u.id for u in start.users)] if start else [user.id])
         return table, game
 
     async def leave(self, user: User, table_id: str) -> None:
         await asyncio.to_thread(self.store.leave, user, table_id)
-        self.changed()
+        self.changed(private=[user.id])
 
     async def _start(self, s: Start) -> str:
         """A full table, or a group of the queue: an online game (seats in
@@ -226,15 +253,16 @@ class Lobby:
         await asyncio.to_thread(
             self.store.enqueue, user, rules, rules_key, rules_label, players, rating, clock
         )
+        made: dict[int, str] = {}
         try:
             made = await self._pair()
         finally:
-            self.changed()
+            self.changed(private=[user.id, *made])
         return made.get(user.id)
 
     async def dequeue(self, user: User) -> None:
         await asyncio.to_thread(self.store.dequeue, user)
-        self.changed()
+        self.changed(private=[user.id])
 
     async def _pair(self) -> dict[int, str]:
         """Every group the queue makes now, each an online game: the game
@@ -257,8 +285,8 @@ class Lobby:
         """Windows widen as players wait: try again (the lobby's ticker)."""
         if await asyncio.to_thread(self.store.queued_count) < 2:
             return
-        if await self._pair():
-            self.changed()
+        if made := await self._pair():
+            self.changed(private=made)
 
     # -- invitations --------------------------------------------------------------
 
@@ -279,18 +307,25 @@ class Lobby:
             self._public = cached
         return dict(await asyncio.shield(cached[2]))
 
-    async def state_for(self, user: User, shared: bool = False) -> dict[str, Any]:
+    async def state_for(
+        self, user: User, shared: bool = False, private: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """What ``user`` sees: every open table, the queue's size per rule
         set, who is online, their invitations (to tables still open) and
         where they are.  ``shared``: the public part as read for every
-        socket woken by the same change (a request reads it afresh)."""
+        socket woken by the same change (a request reads it afresh).
+        ``private``: their own part as read already (``store.private``)."""
         if shared:
             public = await self.public()
-            private = await asyncio.to_thread(self.store.private, user)
+            if private is None:
+                private = await asyncio.to_thread(self.store.private, user)
+        elif private is not None:
+            public = await asyncio.to_thread(self.store.public)
         else:
             public, private = await asyncio.to_thread(
                 lambda: (self.store.public(), self.store.private(user))
             )
+        assert private is not None
         return {
             "me": user.name,
             "tables": public["tables"],

@@ -11,7 +11,10 @@ database again).
 - ``RedisBus``: the broker's Redis (same URL and key prefix), channel
   ``<prefix>:lobby``; its own connection, so the lobby never waits behind
   the games' messages.  A message is the sender's name on a line of its own
-  (a process skips its own) and ``{"u": <user id or null>}``.
+  (a process skips its own) and ``{"u": <user id or null>, "p": <user ids
+  or null>}``: ``u``, the one player whose sockets to wake (an invitation),
+  or null for everyone's; ``p``, the players whose own part of the lobby
+  changed (null: anyone's may have, which a message without it means too).
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ OUTBOX = 1000
 #: The longest message taken (a user id: a few bytes).
 MAX_MESSAGE = 200
 
-#: What a bus calls with each change heard: the player concerned, or None.
-Hear = Callable[[int | None], None]
+#: What a bus calls with each change heard: the player concerned (or None),
+#: and the players whose own part changed (None: anyone's may have).
+Hear = Callable[[int | None, list[int] | None], None]
+#: A change naming more players than this says "anyone's" instead.
+MAX_NAMED = 8
 
 
 class LocalBus:
@@ -42,12 +48,12 @@ class LocalBus:
 
     def __init__(self) -> None:
         self.origin = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-        self.hear: Hear = lambda only: None
+        self.hear: Hear = lambda only, private: None
 
     async def start(self, hear: Hear) -> None:
         self.hear = hear
 
-    def publish(self, only: int | None) -> None:
+    def publish(self, only: int | None, private: list[int] | None = None) -> None:
         return None
 
     async def close(self) -> None:
@@ -76,9 +82,12 @@ class RedisBus(LocalBus):
         ]
         await asyncio.wait_for(ready.wait(), 10)
 
-    def publish(self, only: int | None) -> None:
+    def publish(self, only: int | None, private: list[int] | None = None) -> None:
+        if private is not None and len(private) > MAX_NAMED:
+            private = None
         try:
-            self._outbox.put_nowait(self._head + json.dumps({"u": only}).encode())
+            message = {"u": only, "p": private}
+            self._outbox.put_nowait(self._head + json.dumps(message).encode())
         except asyncio.QueueFull:
             self.unsent += 1
 
@@ -101,7 +110,7 @@ class RedisBus(LocalBus):
                 await pubsub.subscribe(self.channel)
                 ready.set()
                 if not first:
-                    self.hear(None)  # changes may have been missed: everyone reads again
+                    self.hear(None, None)  # changes may have been missed: all read again
                 first = False
                 pause = 0.1
                 while True:
@@ -127,13 +136,18 @@ class RedisBus(LocalBus):
         if head + b"\n" == self._head:
             return
         try:
-            only = json.loads(body).get("u")
+            msg = json.loads(body)
+            only, private = msg.get("u"), msg.get("p")
         except (ValueError, AttributeError):
             return
-        if only is not None and (not isinstance(only, int) or isinstance(only, bool)):
+        if only is not None and not _an_id(only):
             return
+        if private is not None and not (
+            isinstance(private, list) and len(private) <= MAX_NAMED and all(map(_an_id, private))
+        ):
+            private = None  # not understood: anyone's part may have changed
         self.heard += 1
-        self.hear(only)
+        self.hear(only, private)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -147,6 +161,10 @@ class RedisBus(LocalBus):
                 await task
         with contextlib.suppress(Exception):
             await self.client.aclose()
+
+
+def _an_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def make_bus(broker: Any) -> LocalBus:

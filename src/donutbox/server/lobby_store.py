@@ -753,16 +753,14 @@ class LobbyStore:
                     select(LobbyTableRow.id).where(LobbyTableRow.starting < now - STARTING_TTL)
                 )
             )
-            seated: dict[str, set[int]] = {}
+            seated: dict[str | None, set[int]] = {}
             for table_id, user_id in db.execute(
                 select(LobbyPlaceRow.table_id, LobbyPlaceRow.user_id)
                 .join(LobbyTableRow, LobbyTableRow.id == LobbyPlaceRow.table_id)
-                .where(
-                    LobbyTableRow.starting.is_(None), LobbyTableRow.created < now - AWAY_SECONDS
-                )
+                .where(LobbyTableRow.starting.is_(None), LobbyTableRow.created < now - AWAY_SECONDS)
             ):
                 seated.setdefault(table_id, set()).add(user_id)
-            stuck |= {t for t, users in seated.items() if not users & here}
+            stuck |= {t for t, users in seated.items() if t is not None and not users & here}
             queued = set(
                 db.scalars(select(LobbyPlaceRow.user_id).where(LobbyPlaceRow.table_id.is_(None)))
             )

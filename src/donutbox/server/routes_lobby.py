@@ -113,12 +113,36 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
     return start
 
 
-async def lobby_state(c: Community, user: User, shared: bool = False) -> dict[str, Any]:
+class OwnPart:
+    """A lobby socket's copy of its player's own part of the lobby (their
+    table, queue place, invitations, games in progress) and the version it
+    was read at (``Lobby.private_version``): read again only when it
+    changed, not for every change of the lobby."""
+
+    def __init__(self) -> None:
+        self.version: tuple[int, int] | None = None
+        self.private: dict[str, Any] = {}
+        self.games: list[dict[str, Any]] = []
+
+
+async def lobby_state(
+    c: Community, user: User, shared: bool = False, own: OwnPart | None = None
+) -> dict[str, Any]:
     """The lobby (from the database, in threads: lobby.py) and the player's
-    games in progress (their history)."""
-    state = await c.lobby.state_for(user, shared)
-    history = await asyncio.to_thread(c.ratings.history, user.id, 20)
-    state["games"] = [h for h in history if not h["finished"]]
+    games in progress (their history); ``own``: a socket's copy of the
+    player's own part, used while it is current."""
+    version = c.lobby.private_version(user.id)  # before reading: a change meanwhile shows
+    if own is not None and own.version == version:
+        private, games = own.private, own.games
+    else:
+        private = await asyncio.to_thread(c.lobby.store.private, user)
+        history = await asyncio.to_thread(c.ratings.history, user.id, 20)
+        games = [h for h in history if not h["finished"]]
+        c.lobby.private_reads += 1
+        if own is not None:
+            own.version, own.private, own.games = version, private, games
+    state = await c.lobby.state_for(user, shared, private)
+    state["games"] = games
     return state
 
 
@@ -249,6 +273,7 @@ async def lobby_socket(ws: WebSocket) -> None:
     event.set()
 
     async def sender() -> None:
+        own = OwnPart()
         last = -PUSH_SECONDS
         while True:
             await event.wait()
@@ -256,7 +281,7 @@ async def lobby_socket(ws: WebSocket) -> None:
             event.clear()
             last = time.monotonic()
             try:
-                state = await lobby_state(c, user, shared=True)
+                state = await lobby_state(c, user, shared=True, own=own)
             except Exception as err:  # the database failed: the next change tries again
                 log.warning("lobby: a socket's state could not be read (%s)", type(err).__name__)
                 continue
