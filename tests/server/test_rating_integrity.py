@@ -5,6 +5,7 @@ match keeping repeated pairs apart, and the schema's migration."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import secrets
@@ -206,7 +207,8 @@ def _at_0002_with_a_rated_game(url: str) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0002")
     accounts = Accounts(engine)
-    a, b = accounts.sign_up("ann", PASSWORD), accounts.sign_up("bob", PASSWORD)
+    a = asyncio.run(accounts.sign_up("ann", PASSWORD))
+    b = asyncio.run(accounts.sign_up("bob", PASSWORD))
     t = now()
     with engine.begin() as conn:
         conn.execute(

@@ -35,7 +35,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
@@ -189,7 +189,8 @@ class Waiting:
     players: int
     rating: float
     since: float
-    clock: dict[str, float]
+    #: the time control asked for (players are paired only with the same)
+    clock: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CLOCK))
 
 
 @dataclass
