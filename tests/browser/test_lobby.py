@@ -79,6 +79,14 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     ann.wait_for_function(
         "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
     )
+    # The end screen of a rated game offers a Report of the opponent.
+    after = ann.locator("#summary-body details.report")
+    after.locator("summary").click()
+    after.locator("input").fill("left the table rudely")
+    after.locator("button.send-report").click()
+    ann.wait_for_function(
+        "() => document.querySelector('#error').textContent.startsWith('Reported')"
+    )
     # Both see the new ratings and the game in their history.
     for page, token in ((ann, tokens[0]), (bob, tokens[1])):
         page.click("#btn-community")

@@ -9,7 +9,7 @@
 import { $, h, button, showError } from "./dom.js";
 import { ownerToken } from "./api.js";
 import { ruleFields, ruleValues } from "./forms.js";
-import { store } from "./store.js";
+import { store, subscribe } from "./store.js";
 
 const me = { user: null, csrf: "" };
 let socket = null;
@@ -385,5 +385,16 @@ async function start() {
   try { await refreshAccount(); } catch (err) { return; }
   connect();
 }
+
+// After a rated lobby game, the end screen offers a Report of the
+// opponents too: added once app.js has drawn the end screen for this
+// change (it redraws it on every change, whichever listener runs first).
+subscribe(() => setTimeout(() => {
+  const s = store.state;
+  const body = $("#summary-body");
+  if (!me.user || !body || !s || !s.finished || s.mode !== "online" || !s.rated || s.player < 0) return;
+  if (body.querySelector(".report")) return;
+  body.append(reportForm(s.players.filter((_, p) => p !== s.player), s.id));
+}, 0));
 
 start();
