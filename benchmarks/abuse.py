@@ -682,7 +682,157 @@ async def attack_signin_flood(
     }
 
 
+async def _accounts(base: str, n: int, tag: str) -> list[tuple[Any, str]]:
+    """``n`` throwaway accounts signed up from the attackers' addresses in
+    turn: each a signed-in client and its CSRF token."""
+    out = []
+    for i in range(n):
+        http, csrf = await _signed_out_client(base, ATTACKERS[i % len(ATTACKERS)])
+        r = await http.post(
+            "/api/account/signup",
+            json={"name": f"{tag}{i:03d}{random.getrandbits(12):03x}", "password": "throwaway!"},
+            headers={"X-CSRF-Token": csrf},
+        )
+        if r.status_code != 200:
+            await http.aclose()
+            continue
+        out.append((http, r.json()["csrf"]))
+    return out
+
+
+async def _lobby_tables(http: Any) -> int:
+    return len((await http.get("/api/lobby")).json()["tables"])
+
+
+#: The lobby fill: throwaway accounts, each opening a table and leaving.
+FILL_ACCOUNTS = 120
+
+
+async def attack_lobby_fill(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    """``FILL_ACCOUNTS`` throwaway accounts each open a table, then go away
+    (no request, no socket); the tables are counted at once, and again once
+    the lobby's sweep has run past the away time (run the server with
+    ``--server-env DONUTBOX_LOBBY_AWAY_SECONDS=20`` to see it within the
+    attack's minute; the default is 180 s)."""
+    accounts = await _accounts(base, FILL_ACCOUNTS, "fill")
+    opened: dict[str, int] = {}
+    for http, csrf in accounts:
+        r = await http.post(
+            "/api/lobby/tables",
+            json={"players": 4, "rated": False},
+            headers={"X-CSRF-Token": csrf},
+        )
+        _count(opened, str(r.status_code))
+    http0 = accounts[0][0]
+    at_once = await _lobby_tables(http0)
+    for http, _ in accounts[1:]:
+        await http.aclose()
+    away = float(os.environ.get("DONUTBOX_LOBBY_AWAY_SECONDS", "180"))
+    deadline = time.monotonic() + max(seconds, away + 40)
+    left = at_once
+    while time.monotonic() < deadline and left > 0:
+        await asyncio.sleep(5)
+        left = await _lobby_tables(http0)
+    await http0.aclose()
+    return {
+        "accounts": len(accounts),
+        "tables opened": opened,
+        "tables open at once": at_once,
+        "tables open after the away time and a sweep": left,
+    }
+
+
+#: The push amplification: lobby sockets watching, and the churn's rate.
+PUSH_SOCKETS = 40
+CHURN_PER_SECOND = 15
+
+
+async def attack_lobby_push(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    """``PUSH_SOCKETS`` signed-in lobby sockets (as many players watching
+    the lobby) while one client opens and leaves a table
+    ``CHURN_PER_SECOND`` times a second: the states each socket is sent a
+    second."""
+    import websockets
+
+    accounts = await _accounts(base, PUSH_SOCKETS + 1, "push")
+    churner, churn_csrf = accounts[0]
+    ws_base = base.replace("http://", "ws://")
+    received = [0] * (len(accounts) - 1)
+    stop = asyncio.Event()
+
+    async def watch(i: int, http: Any) -> None:
+        cookie = "; ".join(f"{k}={v}" for k, v in http.cookies.items())
+        async with websockets.connect(
+            ws_base + "/api/lobby/ws", additional_headers={"Cookie": cookie, "Origin": base}
+        ) as ws:
+            await ws.recv()  # the state on connecting
+            while not stop.is_set():
+                try:
+                    await asyncio.wait_for(ws.recv(), 0.5)
+                    received[i] += 1
+                except TimeoutError:
+                    continue
+
+    watchers = [asyncio.ensure_future(watch(i, h)) for i, (h, _) in enumerate(accounts[1:])]
+    await asyncio.sleep(1)
+    changes: dict[str, int] = {}
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        t = time.monotonic()
+        r = await churner.post(
+            "/api/lobby/tables",
+            json={"players": 2, "rated": False},
+            headers={"X-CSRF-Token": churn_csrf},
+        )
+        _count(changes, f"open {r.status_code}")
+        if r.status_code == 200:
+            r = await churner.post(
+                f"/api/lobby/tables/{r.json()['id']}/leave", headers={"X-CSRF-Token": churn_csrf}
+            )
+            _count(changes, f"leave {r.status_code}")
+        await asyncio.sleep(max(0.0, 1 / CHURN_PER_SECOND - (time.monotonic() - t)))
+    took = time.monotonic() - start
+    await asyncio.sleep(1.5)  # the last pushes
+    stop.set()
+    await asyncio.gather(*watchers, return_exceptions=True)
+    for http, _ in accounts:
+        await http.aclose()
+    rates = sorted(n / took for n in received)
+    return {
+        "sockets": len(received),
+        "changes": changes,
+        "churn seconds": round(took, 1),
+        "pushes a socket a second (mean, max)": [
+            round(sum(rates) / max(1, len(rates)), 2),
+            round(rates[-1], 2) if rates else None,
+        ],
+    }
+
+
+async def attack_abandonment(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    """Two accounts in a rated game (a table, the default clock); the one
+    who walks away tries to start another rated game: queue, open a rated
+    table."""
+    (a, a_csrf), (b, b_csrf) = await _accounts(base, 2, "quit")
+    t = (
+        await a.post("/api/lobby/tables", json={"players": 2}, headers={"X-CSRF-Token": a_csrf})
+    ).json()
+    joined = await b.post(f"/api/lobby/tables/{t['id']}/join", headers={"X-CSRF-Token": b_csrf})
+    queue = await a.post("/api/lobby/queue", json={"players": 2}, headers={"X-CSRF-Token": a_csrf})
+    table = await a.post("/api/lobby/tables", json={"players": 2}, headers={"X-CSRF-Token": a_csrf})
+    for http in (a, b):
+        await http.aclose()
+    return {
+        "joined": joined.status_code,
+        "queue while a rated game is being played": [queue.status_code, queue.json().get("detail")],
+        "rated table meanwhile": table.status_code,
+    }
+
+
 ATTACKS = [
+    ("lobby fill", attack_lobby_fill),
+    ("lobby push amplification", attack_lobby_push),
+    ("abandonment", attack_abandonment),
     ("sign-in lockout", attack_lockout),
     (
         "sign-in flood, 160 from 8 addresses, 8 in flight",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import re
 import secrets
 import time
@@ -82,7 +83,7 @@ STARTING_TTL = 60.0
 #: this long leaves the queue: a player who left does not hold a table or
 #: a place in the queue for ever, and throwaway accounts cannot fill the
 #: lobby's ``MAX_TABLES`` for good.
-AWAY_SECONDS = 180.0
+AWAY_SECONDS = float(os.environ.get("DONUTBOX_LOBBY_AWAY_SECONDS", "180"))
 #: Quick match: players whose ratings differ by at most this pair at once;
 #: the window widens by ``WIDEN_PER_10S`` every 10 seconds waited.
 WINDOW = 5.0
