@@ -6,6 +6,7 @@ suite checks here."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -202,3 +203,74 @@ def test_web_client_script_parses(name: str) -> None:
     script = ROOT / "src" / "donutbox" / "server" / "static" / name
     result = _run("node", "--check", str(script))
     assert result.returncode == 0, result.stderr
+
+
+DOCS = ROOT / "docs"
+DATA = DOCS / "data"  # raw measurement logs: exempt from the history check
+
+
+def test_architecture_names_every_module() -> None:
+    # docs/architecture.md is the map for the next person to change donutbox:
+    # a module it does not name is one that person cannot find.  Each is
+    # named by its path under src/donutbox, in backquotes.
+    page = (DOCS / "architecture.md").read_text("utf-8")
+    package = ROOT / "src" / "donutbox"
+    modules = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
+    assert len(modules) >= 100, "where is the package?"
+    missing = [m for m in modules if f"`{m}`" not in page]
+    assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
+#: Lines that tell who did the work or when: the docs are reference for a
+#: reader of the project; raw logs of measurements live under docs/data/.
+HISTORY = re.compile(
+    r"\bsessions? [0-9]+|\bsession [0-9]+'s\b|\bthis session\b|\bstop [0-9]+\b|\bthe lead\b"
+    r"|\bhelpers'|\bother helpers\b|\ba helper's\b|\btried this\b|\bissue #?[0-9]+, (session|round)"
+    r"|\b20[0-9]{2}-[0-9]{2}-[0-9]{2}, [0-9]{1,2}:[0-9]{2}|\b[0-9]{1,2}:[0-9]{2}(-[0-9:]+)? UTC\b",
+    re.IGNORECASE,
+)
+
+
+def history_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if HISTORY.search(line)]
+
+
+def test_the_history_check_catches_what_it_should() -> None:
+    # Worked by hand: lines of a log, and lines of reference that look alike.
+    logs = [
+        "### Session 28: Splitzkies, the collector",
+        "Tried this session and dropped (counted the same way):",
+        "loaded: the other helpers', the lead's and two long strength runs' jobs",
+        "at the end of stop 3 the goal was not met",
+        "**Session 8 (issue 18, third round), counted 2026-12-01, 19:22-20:45",
+        "other, from 09:09 to 09:32 UTC (22 minutes of wall time)",
+        "Code changes for speed, second round (issue 18, session 7; same",
+        "session 9's figures",
+        "on the 2 cores shared with a helper's callgrind runs",
+    ]
+    reference = [
+        "A signed-in player's session lasts 30 days (`sessions` table).",
+        "`GameSession`: the authority for one game",
+        "a helper function of the hub",
+        "Stop the server with Ctrl-C; the leader after 20 moves wins 60% of games.",
+        "issue 34 asks for typed payloads",
+    ]
+    assert [history_lines(line) != [] for line in logs] == [True] * len(logs)
+    assert [history_lines(line) for line in reference] == [[]] * len(reference)
+
+
+def test_docs_tell_no_history() -> None:
+    # As the project's before-stop hook greps them: README.md and every text
+    # file under docs/ (the pictures are skipped).
+    pages = [
+        ROOT / "README.md",
+        *sorted(p for p in DOCS.rglob("*") if p.suffix in (".md", ".json")),
+    ]
+    found = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in pages
+        if DATA not in page.parents
+        for line in history_lines(page.read_text("utf-8"))
+    ]
+    assert len(pages) >= 10, "where are the docs?"
+    assert found == [], "\n".join(found)

@@ -1,1 +1,1 @@
-"""Drawings of the counter: text for terminals (SVG and PDF come later)."""
+"""Drawings of the counter and its cards: text for terminals, SVG and the print-and-play PDF."""
