@@ -212,10 +212,11 @@ def load(record: object) -> Game:
 
 
 def dump(game: Game) -> dict[str, Any]:
-    """The record of a game; it carries ``decks`` so any reader can replay it."""
+    """The record of a game; it carries ``decks`` so any reader can replay it,
+    and only the rule options that are not at their default."""
     out: dict[str, Any] = {
         "format": FORMAT,
-        "rules": game.rules.to_dict(),
+        "rules": game.rules.record_options(),
         "players": list(game.names),
     }
     if game.free:
