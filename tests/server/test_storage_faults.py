@@ -374,7 +374,7 @@ def test_a_truncated_database_is_an_error_not_a_signal(path: Path) -> None:
         f"""
         import os, sys
         from donutbox.server.storage import Store, StorageError, make_engine
-        from donutbox.core import Game, Rules
+        from donutbox.core import Game, Rules, dump
         path = {str(path)!r}
         store = Store(make_engine("sqlite:///" + path))
         record = dump(Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 1))
