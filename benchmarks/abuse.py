@@ -66,6 +66,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from donutbox.core.record import dump
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 ATTACKERS = [f"127.0.0.{i}" for i in range(2, 18)]
@@ -415,7 +417,7 @@ def _finished_record() -> dict[str, Any]:
     rng = random.Random(3)
     while not game.finished:
         game.play(rng.choice(game.legal_moves()))
-    return game.to_record()
+    return dump(game)
 
 
 async def attack_import_huge(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
@@ -903,7 +905,7 @@ def _move_cpu_ms(games: int) -> tuple[float, int]:
             trial = game.copy()
             trial.play(rng.choice(trial.legal_moves()))
             game = trial
-            record = game.to_record()
+            record = dump(game)
             for seat in (0, 1, -1):
                 view = game.view(seat)
                 state = view.to_dict()

@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import pytest
 
+from donutbox.core.record import dump, load
+
 F = "donutbox/1"
 AB = ["Ann", "Bob"]
 B5 = ["BBBB"] * 5
@@ -1103,10 +1105,9 @@ def test_terminal_play_escapes_names(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from donutbox.core import Game
     from donutbox.play import Session
 
-    game = Game.from_record(
+    game = load(
         {
             "format": "donutbox/1",
             "players": [EVIL, "Bot"],
@@ -1128,7 +1129,7 @@ def test_terminal_play_escapes_names(tmp_path: Path) -> None:
         console = Console(file=out, width=120, force_terminal=colour, no_color=not colour)
         prompts.clear()
         answers = iter(["CCCC@2,0/0", "flip\x1b[2J", "undo"])
-        copy = Game.from_record(game.to_record())
+        copy = load(dump(game))
         assert Session(copy, ["human", "random"], 1.0, console, ask).run() == 0
         text = out.getvalue()
         _no_raw_escapes(text)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from donutbox.core.record import dump, load
+
 pexpect = pytest.importorskip("pexpect")
 
 # The console script of this interpreter (a virtualenv run without
@@ -87,7 +89,7 @@ def test_resume_and_play_to_the_end_hotseat(tmp_path: Path) -> None:
     rng = random.Random(0)
     while game.cards_left > 12 and not game.finished:
         game.play(rng.choice(game.legal_moves()))
-    record = game.to_record()
+    record = dump(game)
     record["agents"] = ["human", "human"]
     path = tmp_path / "saved.json"
     path.write_text(json.dumps(record))
@@ -142,14 +144,13 @@ def test_an_agents_swapped_card_is_not_shown(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from donutbox.core import Game
     from donutbox.play import Session
 
     # Start card CCCC; Ann lays CCCC beside it; the agent holds only BBBB
     # cards, none fits, so it must swap one: the face it sends under its pile
     # is secret (docs/spec.md, "Components": trays and piles are hidden), so
     # the line says only "swap".
-    game = Game.from_record(
+    game = load(
         {
             "format": "donutbox/1",
             "players": ["Ann", "Bot"],

@@ -6,6 +6,8 @@ The public API is re-exported here from the pure rules core::
     game = donutbox.Game.new(rules=donutbox.Rules(), players=2, seed=7)
     move = game.legal_moves()[0]
     game.play(move)
+    record = donutbox.dump(game)  # the game's record (docs/notation.md), a dict
+    again = donutbox.load(record)  # read a record and play all its moves
 """
 
 from .core import (
@@ -21,6 +23,8 @@ from .core import (
     PlayerView,
     RecordError,
     Rules,
+    dump,
+    load,
 )
 
 __version__ = "0.1.0"
@@ -39,4 +43,6 @@ __all__ = [
     "RecordError",
     "Rules",
     "__version__",
+    "dump",
+    "load",
 ]

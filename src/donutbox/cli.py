@@ -22,6 +22,7 @@ from . import __version__
 from .core import DonutboxError, Game, RecordError, Rules
 from .core import replay_partial as replay_to_first_illegal
 from .core.cards import check_face
+from .core.record import dump
 from .core.rules import RULE_OPTIONS
 from .summary import replay_summary, sorted_moves
 from .usage import (
@@ -260,7 +261,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         raise
     except ValueError as err:
         raise UsageError(str(err)) from None
-    text = _dump(game.to_record()) + "\n"
+    text = _dump(dump(game)) + "\n"
     if args.out:
         _write_new(Path(args.out), text)
         print(f"wrote {printable(args.out)} (seed {game.seed})", file=sys.stderr)

@@ -25,6 +25,7 @@ from rich.console import Console
 from .ai import agent_info, catalogue, make_agent
 from .core import DonutboxError, Game, InputError, Move
 from .core.cards import ROTATIONS
+from .core.record import dump
 from .core.replay import cut
 from .render.text import LEGEND, game_text
 from .summary import sorted_moves
@@ -222,7 +223,7 @@ class Session:
         self.draw()
 
     def record(self) -> dict[str, Any]:
-        record = self.game.to_record()
+        record = dump(self.game)
         record["agents"] = list(self.seats)
         return record
 

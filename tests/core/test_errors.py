@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import donutbox
+from donutbox.core.record import dump
 from donutbox.core.record import replay_partial as replay
 
 
@@ -23,12 +24,12 @@ def deal(*decks: list[str], **rules: object) -> donutbox.Game:
 
 
 def message(game: donutbox.Game, move: str) -> str:
-    before = game.to_record()
+    before = dump(game)
     with pytest.raises(donutbox.IllegalMove) as info:
         game.play(move)
     text = str(info.value)
     assert "\n" not in text and text.strip()
-    assert game.to_record() == before  # an illegal move changes nothing
+    assert dump(game) == before  # an illegal move changes nothing
     return text.lower()
 
 
@@ -143,13 +144,13 @@ def test_replay_reports_the_rule_and_the_state_before() -> None:
     assert "perfect match" in reason.lower()
     assert game.ply == 2 and not game.finished  # "end" not applied after an error
     with pytest.raises(donutbox.IllegalMove, match="Perfect Match"):
-        donutbox.Game.from_record(record)
+        donutbox.load(record)
 
 
 def test_record_errors_are_not_illegal_moves() -> None:
     bad = {"format": "donutbox/1", "players": ["A", "B"], "start": "CCSS", "rules": {"x": 1}}
     with pytest.raises(donutbox.RecordError) as info:
-        donutbox.Game.from_record(bad)
+        donutbox.load(bad)
     assert not isinstance(info.value, donutbox.IllegalMove)
     assert "x" in str(info.value)
 

@@ -145,7 +145,7 @@ def test_malformed_moves_are_rejected(text: str) -> None:
 def test_malformed_move_in_a_record_is_a_record_error(text: str) -> None:
     record = {"format": "donutbox/1", "players": ["A", "B"], "start": "CCSS", "moves": [text]}
     with pytest.raises(donutbox.RecordError):
-        donutbox.Game.from_record(record)
+        donutbox.load(record)
 
 
 @pytest.mark.parametrize("value", [None, 12, 1.5, ["pass"], {"move": "pass"}, b"pass", True])

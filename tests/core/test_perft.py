@@ -20,6 +20,7 @@ from donutbox.core import Game, Rules
 from donutbox.core.perft import divide, perft
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from donutbox.core.record import dump, load
 from reference.perft_gen import POSITIONS, naive_divide, naive_game, naive_perft
 
 DATA = json.loads(
@@ -30,7 +31,7 @@ NAMES = [entry["name"] for entry in ENTRIES]
 
 
 def game_of(entry: dict[str, Any]) -> Game:
-    return Game.from_record(entry["record"])
+    return load(entry["record"])
 
 
 # ------------------------------------------------------------ naive counts
@@ -143,7 +144,7 @@ HAND = [
 @pytest.mark.parametrize(("rules", "counts"), [h[1:] for h in HAND], ids=[h[0] for h in HAND])
 def test_counts_worked_out_by_hand(rules: dict[str, Any], counts: dict[int, int]) -> None:
     record = tiny(rules)
-    game = Game.from_record(record)
+    game = load(record)
     ref = naive_game(record)
     for depth, expected in counts.items():
         assert perft(game, depth) == expected, f"engine, depth {depth}"
@@ -151,7 +152,7 @@ def test_counts_worked_out_by_hand(rules: dict[str, Any], counts: dict[int, int]
 
 
 def test_divide_by_hand() -> None:
-    game = Game.from_record(tiny(ONE_GOOD))
+    game = load(tiny(ONE_GOOD))
     expected = {
         f"CCCC@{x},{y}/{rot}": 18
         for x, y in ((2, 0), (-2, 0), (0, 2), (0, -2))
@@ -166,7 +167,7 @@ def test_divide_by_hand() -> None:
 
 
 def test_depth_zero_and_finished_games() -> None:
-    game = Game.from_record(tiny(ONE_GOOD))
+    game = load(tiny(ONE_GOOD))
     assert perft(game, 0) == 1
     game.play("CCCC@2,0/0")
     game.play("CCSS@4,0/0")
@@ -200,15 +201,15 @@ def test_the_last_turn_of_the_final_lap_ends_every_line() -> None:
 def test_perft_leaves_the_game_alone() -> None:
     entry = ENTRIES[NAMES.index("final-lap-one-good-squared")]
     game = game_of(entry)
-    before = game.to_record()
+    before = dump(game)
     divide(game, 2)
     perft(game, 2)
-    assert game.to_record() == before
+    assert dump(game) == before
     assert game.legal_moves() == game_of(entry).legal_moves()
 
 
 def test_bad_arguments() -> None:
-    game = Game.from_record(tiny(ONE_GOOD))
+    game = load(tiny(ONE_GOOD))
     for depth in (-1, 1.0, True, "2"):
         with pytest.raises(ValueError, match="depth"):
             perft(game, depth)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import donutbox
+from donutbox.core.record import dump
 
 OGM = donutbox.Rules()
 PERFECT = donutbox.Rules(match="perfect-match")
@@ -162,7 +163,7 @@ def test_lock_touching_one_flavour_is_automatic() -> None:
     assert str(played) == "RHHH@2,0/0=C"
     g = free("CCSS", "RHHH@2,0/0")
     assert donut(g, 2, 0) == ("C", True, 0, False)
-    assert g.to_record()["moves"] == ["RHHH@2,0/0=C"]
+    assert dump(g)["moves"] == ["RHHH@2,0/0=C"]
     assert legal(game, "RHHH@2,0/0=C")  # naming the only lock is fine
     for wrong in ("H", "S", "B"):  # S is touched by the card, not by the R
         with pytest.raises(donutbox.IllegalMove, match="Cinnamon Roll"):

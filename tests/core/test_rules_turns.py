@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import donutbox
+from donutbox.core.record import dump
 
 B5 = ["BBBB"] * 5
 
@@ -284,6 +285,6 @@ def test_record_round_trip_of_a_finished_dealt_game() -> None:
     game = deal(["CCSS", "BBBB", "BBBB", "BBBB", "CCCC", "BBBB"], ["CCHH", *["BBBB"] * 4])
     game.play("CCSS@2,0/0")
     game.play("CCHH@-2,0/0")
-    again = donutbox.Game.from_record(game.to_record())
+    again = donutbox.load(dump(game))
     assert again.finished and again.scores == game.scores == [8, 8]
     assert sorted(again.winners) == [0, 1]

@@ -10,6 +10,7 @@ from pathlib import Path
 import donutbox
 from donutbox.ai.evaluate import expected_scores, margin
 from donutbox.core import Game, GameState, Rules
+from donutbox.core.record import dump
 from donutbox.core.worlds import sample_world
 
 SRC = Path(donutbox.__file__).parent
@@ -51,20 +52,20 @@ def test_state_lists_every_field_and_round_trips() -> None:
     assert len(GameState._fields) == len(Game.__slots__) - 1  # all but the derived _match
     game = _midgame(2, 15)
     again = Game.from_state(game.state())
-    assert again.to_record() == game.to_record()
+    assert dump(again) == dump(game)
     assert again.legal_moves() == game.legal_moves()
     assert again.view(1).to_dict() == game.view(1).to_dict()
 
 
 def test_state_and_copy_are_independent_of_the_game() -> None:
     game = _midgame(4, 10)
-    before = game.to_record()
+    before = dump(game)
     state = game.state()
     state.trays[0].clear()
     state.scores[0] = 99
     copy = game.copy()
     copy.play(copy.legal_moves()[0])
-    assert game.to_record() == before
+    assert dump(game) == before
     assert copy.ply == game.ply + 1
 
 

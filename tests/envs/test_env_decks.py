@@ -9,6 +9,7 @@ pytest.importorskip("pettingzoo")
 
 from donutbox.core import Game, Rules
 from donutbox.core.decks import from_kinds
+from donutbox.core.record import dump
 from donutbox.envs import DonutboxEnv
 from donutbox.envs.pettingzoo_env import aec_env
 
@@ -21,7 +22,7 @@ def test_gym_env_deals_from_the_deck() -> None:
     game = env.game
     assert game is not None
     assert game.decks == (("CCSS",) * 30, ("CCSS",) * 30)
-    assert game.to_record()["deck"] == "halves"
+    assert dump(game)["deck"] == "halves"
 
 
 def test_no_deck_and_the_standard_deck_deal_alike() -> None:

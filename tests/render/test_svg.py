@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from donutbox.core.record import replay, setup
+from donutbox.core.replay import replay
 from donutbox.render import look, svg
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -22,14 +22,7 @@ NS = "{http://www.w3.org/2000/svg}"
 
 def _game(name: str, ply: int | None = None):
     record = json.loads((DATA / name).read_text())
-    if ply is None:
-        game, error = replay(record)
-        assert error is None
-        return game
-    game, moves, _end = setup(record)
-    for move in moves[:ply]:
-        game.play(move)
-    return game
+    return replay(record, ply)
 
 
 def _root(text: str) -> ET.Element:
@@ -64,8 +57,7 @@ def test_wide_board_sets_the_width() -> None:
         "start": "CCCC",
         "moves": [f"CCCC@{x},0/0" for x in range(2, 20, 2)],
     }
-    game, error = replay(record)
-    assert error is None
+    game = replay(record)
     width, height = _size(_root(svg.counter_svg(game)))
     assert width == 16 + 22 + 20 * 50 + 16
     # rules + 2 players + last move = 4 caption lines; 2 rows of cells
@@ -137,8 +129,7 @@ def test_hostile_names_stay_valid_xml() -> None:
         "start": "CCSS",
         "moves": ["SSHH@0,2/0"],
     }
-    game, error = replay(record)
-    assert error is None
+    game = replay(record)
     root = _root(svg.counter_svg(game))
     texts = " ".join(t.text or "" for t in root.iter(f"{NS}text"))
     assert '<b>&"x"' in texts

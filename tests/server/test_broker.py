@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from donutbox.core import Game, cut
+from donutbox.core.record import dump
 from donutbox.server import throttle
 from donutbox.server.broker import LocalBroker, RedisBroker, adopt, check_url
 from donutbox.server.session import GameSession
@@ -62,16 +63,16 @@ def test_a_version_one_move_ahead_is_applied_as_that_move(store: Store) -> None:
     every seat) as if read from the database."""
     rng = random.Random(5)
     game = _played(Game.new(None, ["A", "B"]), 3, rng)
-    stored = store.create("t", "hotseat", ["human", "human"], {}, game.to_record())
+    stored = store.create("t", "hotseat", ["human", "human"], {}, dump(game))
     s = GameSession(stored, store)
     _played(game, 1, rng)
     newer = store.get(stored.id)
     assert newer is not None
-    newer.version, newer.record = 4, game.to_record()
+    newer.version, newer.record = 4, dump(game)
     adopt(s, newer, None)
     fresh = GameSession(newer, store)
     assert s.version == 4
-    assert s.game.to_record() == game.to_record()
+    assert dump(s.game) == dump(game)
     for seat in (0, 1, -1):
         assert s.state(seat) == fresh.state(seat)
 
@@ -81,15 +82,15 @@ def test_a_version_that_took_moves_back_is_read_whole(store: Store) -> None:
     move": the record is played back, and the result is that record's game."""
     rng = random.Random(9)
     game = _played(Game.new(None, ["A", "B"]), 6, rng)
-    stored = store.create("t", "hotseat", ["human", "human"], {}, game.to_record())
+    stored = store.create("t", "hotseat", ["human", "human"], {}, dump(game))
     s = GameSession(stored, store)
     shorter = cut(game, 4)  # as a takeback does (session.py)
     shorter.meta["takebacks"] = 1
     newer = store.get(stored.id)
     assert newer is not None
-    newer.version, newer.record = 1, shorter.to_record()
+    newer.version, newer.record = 1, dump(shorter)
     adopt(s, newer, None)
-    assert s.game.to_record() == shorter.to_record()
+    assert dump(s.game) == dump(shorter)
     assert len(s.game.history) == 4 and s.takebacks == 1
 
 
@@ -333,7 +334,7 @@ def test_a_gap_in_the_versions_heard_is_read_from_the_database(
             game = s.game.copy()
             for v in (4, 5):
                 game.play(rng.choice(sorted(game.legal_moves(), key=str)))
-                hub.store.save(g["id"], v, game.to_record(), False)
+                hub.store.save(g["id"], v, dump(game), False)
             # The first app is behind too: it reads the game again on Stale.
             hub.evict(g["id"])
             last = move()
@@ -504,7 +505,7 @@ def test_a_move_on_a_process_whose_copy_is_behind_is_refused_once_then_accepted(
         hub = one.app.state.hub  # type: ignore[attr-defined]
         game = hub.sessions[g["id"]].game.copy()
         game.play(sorted(game.legal_moves(), key=str)[0])
-        hub.store.save(g["id"], 0, game.to_record(), False)
+        hub.store.save(g["id"], 0, dump(game), False)
         body = {"move": before["legal"][0], "version": 0}
         r = two.post(f"/api/online/{g['id']}/moves", json=body, headers=auth[0])
         assert r.status_code == 409, r.text
@@ -539,7 +540,7 @@ def test_a_catch_up_read_is_not_refused_when_the_work_pool_is_full(
         hub = one.app.state.hub  # type: ignore[attr-defined]
         game = hub.sessions[g["id"]].game.copy()
         game.play(sorted(game.legal_moves(), key=str)[0])
-        hub.store.save(g["id"], 0, game.to_record(), False)
+        hub.store.save(g["id"], 0, dump(game), False)
         monkeypatch.setattr(limits, "_waiting", limits.BLOCKING_QUEUE)
         assert one.portal.call(hub.broker.refresh, g["id"]) is True  # type: ignore[union-attr]
         assert hub.sessions[g["id"]].version == 1
@@ -692,9 +693,7 @@ def test_a_clock_s_turn_travels_as_time_elapsed_not_wall_clock_time(
     from donutbox.server.broker import clock_ref
     from donutbox.server.online import Clock
 
-    stored = store.create(
-        "t", "online", ["human", "human"], {}, Game.new(None, ["A", "B"]).to_record()
-    )
+    stored = store.create("t", "online", ["human", "human"], {}, dump(Game.new(None, ["A", "B"])))
     s = GameSession(stored, store)
     s.clock = Clock.from_dict(
         {"initial_ms": 60_000, "increment_ms": 0, "remaining_ms": [60_000, 60_000], "running": True}

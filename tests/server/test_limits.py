@@ -23,6 +23,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.core import Game, Rules
+from donutbox.core.record import dump
 from donutbox.server import jsonsafe, limits, security
 from donutbox.server.app import create_app
 from donutbox.server.errors import Overloaded
@@ -45,7 +46,7 @@ def _finished_record(players: int = 2, seed: int = 5) -> dict[str, Any]:
     rng = random.Random(seed)
     while not game.finished:
         game.play(rng.choice(game.legal_moves()))
-    return game.to_record()
+    return dump(game)
 
 
 def _one_line(detail: object) -> str:

@@ -25,6 +25,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.core import Game, Rules
+from donutbox.core.record import dump
 from donutbox.server import hub as hub_module
 from donutbox.server import limits, routes_local
 from donutbox.server.app import create_app
@@ -48,7 +49,7 @@ def _finished_record() -> dict[str, Any]:
     rng = random.Random(3)
     while not game.finished:
         game.play(rng.choice(game.legal_moves()))
-    return game.to_record()
+    return dump(game)
 
 
 async def _inline(fn: Callable[..., Any], *args: Any, what: str = "", **kwargs: Any) -> Any:

@@ -20,6 +20,7 @@ from sqlalchemy import inspect as sa_inspect
 
 from donutbox.core import Game
 from donutbox.core.cards import rotate
+from donutbox.core.record import load
 from donutbox.server.app import create_app
 
 FACE = re.compile(r"\b[CSHBR]{4}\b")
@@ -223,7 +224,7 @@ def test_no_answer_reveals_a_hash_a_session_or_a_hidden_card(app) -> None:  # ty
         digests = [r[0] for r in conn.exec_driver_sql("select digest from user_sessions")]
     sessions = [p.client.cookies.get("donutbox_session") for p in (ann, bob)]
     assert all(sessions) and len(hashes) == 2
-    game = Game.from_record(app.state.hub.store.get(game_id).record)
+    game = load(app.state.hub.store.get(game_id).record)
     tokens = {p.name: p.get("/api/lobby").json()["games"][0]["token"] for p in (ann, bob)}
     answers: list[tuple[str, str, Any]] = []  # (reader, url, response)
     for reader, other in ((ann, bob), (bob, ann)):

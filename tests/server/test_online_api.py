@@ -19,6 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from donutbox.core import Game
 from donutbox.core.cards import rotate
+from donutbox.core.record import load
 from donutbox.server.app import create_app
 
 FACE = re.compile(r"[CSHBR]{4}")
@@ -92,7 +93,7 @@ class Reader:
 def _deal(client: TestClient, game_id: str) -> Game:
     """The game as stored (the server's own deal), read from the database."""
     stored = client.app.state.hub.store.get(game_id)  # type: ignore[attr-defined]
-    return Game.from_record(stored.record)
+    return load(stored.record)
 
 
 def test_links_open_one_seat_each_and_the_spectator_sees_no_tray(client: TestClient) -> None:
@@ -375,7 +376,7 @@ def test_no_message_shows_a_reader_a_hidden_card(client: TestClient, seed: int) 
             st = msg["state"]
             replay = dict(full, moves=full["moves"][: st["version"]])
             replay.pop("end", None)
-            game = Game.from_record(replay)
+            game = load(replay)
             # The tray is the reader's own, and nothing else names a card
             # the reader has not seen...
             assert st["tray"] == (list(game.trays[who]) if who >= 0 else [])

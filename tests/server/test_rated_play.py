@@ -22,7 +22,7 @@ pytest.importorskip("fastapi")
 from community_helpers import Player
 from fastapi.testclient import TestClient
 
-from donutbox.core import Game
+from donutbox.core.record import load
 from donutbox.server import forfeits
 from donutbox.server.app import create_app
 
@@ -77,7 +77,7 @@ def _state(p: Player, game: str, token: str) -> dict[str, Any]:
 def _settled(app: Any, game: str) -> Any:
     ratings = app.state.community.ratings
     ratings.settle(game)
-    key = Game.from_record(app.state.hub.store.get(game).record).rules.key()
+    key = load(app.state.hub.store.get(game).record).rules.key()
     return ratings, key
 
 
@@ -160,7 +160,7 @@ def test_a_player_who_resigns_a_game_of_three_drops_out_ranks_last_and_the_rest_
     # (the server's medium AI) whenever it is its turn.
     final = _play_on(ann, game, tokens, gone=1)
     assert final["finished"] and final["ended_by"] not in ("resign", "time")
-    stored = Game.from_record(app.state.hub.store.get(game).record)
+    stored = load(app.state.hub.store.get(game).record)
     assert stored.finished
     # Ann and cat by score (then boxes), bob last whatever his score.
     key = {p: (stored.scores[p], stored.boxes_delivered[p]) for p in (0, 2)}

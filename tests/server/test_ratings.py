@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import inspect
 
 from donutbox.core import Game, Rules
+from donutbox.core.record import dump, load
 from donutbox.server.app import create_app
 from donutbox.server.ratings import CommunitySeatRow, places
 
@@ -89,10 +90,10 @@ def test_a_rated_game_updates_both_ratings_once_as_worked_by_hand(app) -> None: 
     ratings.settle(game_id)  # (the lobby's ticker may have done it already)
     assert ratings.settle(game_id) is False  # idempotent: once only
     assert ratings.settle_all() == 0
-    key = Game.from_record(app.state.hub.store.get(game_id).record).rules.key()
+    key = load(app.state.hub.store.get(game_id).record).rules.key()
     a, b = ratings.rating(1, key), ratings.rating(2, key)
     assert a.games == b.games == 1
-    place = places(Game.from_record(app.state.hub.store.get(game_id).record))
+    place = places(load(app.state.hub.store.get(game_id).record))
     if place[0] == place[1]:
         # A draw (same score, same boxes): by hand as above but with both
         # teams at rank 1, a_q = 2 for both q: for A, q = A gives omega +=
@@ -127,7 +128,7 @@ def test_takeback_games_are_unrated(app) -> None:  # type: ignore[no-untyped-def
     ratings.settle_all()
     h = ann.get("/api/players/ann").json()["history"][0]
     assert h["finished"] and h["rated"] is False and h["rating"] is None
-    key = Game.from_record(app.state.hub.store.get(game_id).record).rules.key()
+    key = load(app.state.hub.store.get(game_id).record).rules.key()
     assert ratings.rating(1, key).games == 0
 
 
@@ -172,7 +173,7 @@ def _old_database(path: Path) -> None:
         " mode VARCHAR(20) NOT NULL, seats TEXT NOT NULL, options TEXT NOT NULL,"
         " finished BOOLEAN NOT NULL, record TEXT NOT NULL)"
     )
-    record = Game.new(Rules(), ["A", "B"]).to_record()
+    record = dump(Game.new(Rules(), ["A", "B"]))
     con.execute(
         "INSERT INTO games VALUES ('old', '2026-01-01 00:00:00', '2026-01-01 00:00:00', 0,"
         " 'old', 'hotseat', ?, ?, 0, ?)",

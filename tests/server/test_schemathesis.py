@@ -30,6 +30,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 
 from donutbox.core import Game, Rules
+from donutbox.core.record import dump
 from donutbox.server.app import create_app
 from donutbox.server.security import CSP
 from donutbox.server.storage import make_engine
@@ -57,7 +58,7 @@ def _seed() -> dict[str, object]:
         rng = random.Random(2)
         while not game.finished:
             game.play(rng.choice(game.legal_moves()))
-        finished = c.post("/api/games/import", json=game.to_record()).json()
+        finished = c.post("/api/games/import", json=dump(game)).json()
         online = c.post("/api/online", json={"seats": [{"name": "A"}, {"name": "B"}]}).json()
     tokens = [s["token"] for s in online["seats"]] + [online["spectator"]["token"]]
     return {

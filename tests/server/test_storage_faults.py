@@ -27,6 +27,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from donutbox.core import Game, Rules
+from donutbox.core.record import dump
 from donutbox.server import ai_runner, storage
 from donutbox.server.app import create_app
 from donutbox.server.storage import CorruptGame, StorageError, Store, make_engine
@@ -42,7 +43,7 @@ def _url(path: Path) -> str:
 
 
 def _record() -> dict[str, Any]:
-    return Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 1).to_record()
+    return dump(Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 1))
 
 
 class Locker:
@@ -373,10 +374,10 @@ def test_a_truncated_database_is_an_error_not_a_signal(path: Path) -> None:
         f"""
         import os, sys
         from donutbox.server.storage import Store, StorageError, make_engine
-        from donutbox.core import Game, Rules
+        from donutbox.core import Game, Rules, dump
         path = {str(path)!r}
         store = Store(make_engine("sqlite:///" + path))
-        record = Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 1).to_record()
+        record = dump(Game.new(Rules("one-good-match", "squared-away", False), ["A", "B"], 1))
         ids = [store.create("t", "hotseat", ["human", "human"], {{}}, record).id for _ in range(30)]
         store.save_with_retry(ids[0], 0, record, False)
         for suffix in ("", "-wal", "-shm", "-journal"):

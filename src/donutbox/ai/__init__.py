@@ -8,10 +8,10 @@ move = agent.choose(game.view(game.to_move), random.Random(7))
 takes a time budget (``agent_info(name).timed``).
 """
 
-from .base import (
+from .base import Agent
+from .catalogue import (
     AGENTS,
     LEVELS,
-    Agent,
     AgentInfo,
     agent_info,
     agent_names,

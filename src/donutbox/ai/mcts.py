@@ -44,7 +44,6 @@ from ..core import Game, InputError, Move, PlayerView
 from ..core.moves import BOX, PLACE
 from ..core.sampling import sample_move
 from ..core.worlds import sample_world
-from .base import register
 from .fasteval import ESTIMATE_ERROR, PlaceEvaluator, box_margin, fast_margin, fast_scores
 from .simple import rank_moves
 from .value import win_values
@@ -91,7 +90,6 @@ class Node:
         self.exact: dict[Move, float] | None = None
 
 
-@register("mcts")
 class MctsAgent:
     name = "mcts"
 

@@ -7,12 +7,10 @@ import random
 from ..core import Game, Move, PlayerView
 from ..core.moves import BOX, PLACE
 from ..core.worlds import sample_world
-from .base import register
 from .evaluate import margin
 from .fasteval import ESTIMATE_ERROR, PlaceEvaluator, box_margin, fast_margin
 
 
-@register("random")
 class RandomAgent:
     """Any legal move, uniformly."""
 
@@ -41,7 +39,6 @@ def _gain(view: PlayerView, world_moves: list[Move], rng: random.Random) -> list
     return gains
 
 
-@register("greedy")
 class GreedyAgent:
     """The move that scores the most points this turn (ties at random)."""
 
@@ -56,7 +53,6 @@ class GreedyAgent:
         return rng.choice([m for m, g in zip(moves, gains, strict=True) if g == best])
 
 
-@register("heuristic")
 class HeuristicAgent:
     """The move after which the position evaluates best for us (one ply)."""
 

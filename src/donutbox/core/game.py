@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from .cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS, STANDARD_DECK, check_face, rotate
 from .counter import DELIVERED_BIT, Counter, Run, pack
@@ -32,9 +32,10 @@ _new_delivery: Final = tuple.__new__
 
 
 class Game:
-    """One game.  Build with ``Game.new``, ``Game.deal``, ``Game.free_game`` or
-    ``Game.from_record`` (or ``Game.from_state``); change only with ``play``
-    (and ``end`` for a free game).  Its fields are those of ``GameState``."""
+    """One game.  Build with ``Game.new``, ``Game.deal`` or ``Game.free_game``
+    (or ``Game.from_state``; ``record.load`` reads a record into one);
+    change only with ``play`` (and ``end`` for a free game).  Its fields are
+    those of ``GameState``; ``record.dump`` writes its record."""
 
     __slots__ = (
         "_delivered",
@@ -64,10 +65,10 @@ class Game:
     def __init__(
         self, rules: Rules, names: Sequence[str], start: str, state: GameState | None = None
     ) -> None:
-        """Internal: use the ``new`` / ``deal`` / ``free_game`` / ``from_record``
-        builders.  The start card is down; trays and piles are empty.  With
-        ``state`` (used by ``from_state`` and ``copy``) the game adopts that
-        state instead, and the other arguments are not read.  (No
+        """Internal: use the ``new`` / ``deal`` / ``free_game`` builders.
+        The start card is down; trays and piles are empty.  With ``state``
+        (used by ``from_state`` and ``copy``) the game adopts that state
+        instead, and the other arguments are not read.  (No
         ``Game.__new__`` trick: the compiled core's native classes are built
         only through ``__init__``.)"""
         if state is not None:
@@ -234,22 +235,6 @@ class Game:
         game = cls(rules or Rules(), _names(players), check_face(start))
         game.free = True
         return game
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Game:
-        """Read a record (docs/spec.md, 'Game records and notation') and play all its moves.
-
-        Raises RecordError if it cannot be read, IllegalMove (with the ply in
-        its message) at the first illegal move.
-        """
-        from .record import load
-
-        return load(record)
-
-    def to_record(self) -> dict[str, Any]:
-        from .record import dump
-
-        return dump(self)
 
     def restart(self) -> Game:
         """The same deal before any move: rules, players, decks or start

@@ -8,6 +8,7 @@ keys are metadata, kept as they are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 from .cards import check_face
@@ -158,47 +159,64 @@ def setup(record: object) -> tuple[Game, list[Move], bool]:
     return game, moves, bool(end)
 
 
-def replay_partial(record: object) -> Replay:
-    """Play a record's moves up to the first illegal one, and say which it is
-    (``donutbox replay`` reports it; ``replay.replay`` raises instead).
+def play_moves(game: Game, moves: Sequence[Move], end: bool) -> tuple[int, str, str] | None:
+    """The one move loop: play ``moves`` on ``game``, then end it if ``end``
+    (a free game's ``"end": true``), stopping at the first illegal one.
 
-    Raises RecordError if the record cannot be read at all.
+    Returns None, or (ply, move as written, reason) for the first illegal
+    move (``"end"`` for an illegal end); the game is then the position
+    before it.
     """
-    game, moves, end = setup(record)
     for ply, move in enumerate(moves):
         try:
             game.play(move)
         except IllegalMove as err:
-            return Replay(game, (ply, str(move), str(err)))
+            return (ply, str(move), str(err))
     if end:
         try:
             game.end()
         except IllegalMove as err:
-            return Replay(game, (len(moves), "end", str(err)))
-    return Replay(game, None)
+            return (len(moves), "end", str(err))
+    return None
+
+
+def play_all(game: Game, moves: Sequence[Move], end: bool) -> None:
+    """``play_moves``, strictly: IllegalMove names the ply of the first
+    illegal move (the game is then the position before it)."""
+    error = play_moves(game, moves, end)
+    if error is None:
+        return
+    ply, text, reason = error
+    if text == "end":
+        raise IllegalMove(f"the record's end is illegal: {reason}")
+    raise IllegalMove(f"{move_label(ply, text)} is illegal: {reason}")
+
+
+def replay_partial(record: object) -> Replay:
+    """Play a record's moves up to the first illegal one, and say which it is
+    (``donutbox replay`` reports it; ``load`` and ``replay.replay`` raise
+    instead).
+
+    Raises RecordError if the record cannot be read at all.
+    """
+    game, moves, end = setup(record)
+    return Replay(game, play_moves(game, moves, end))
 
 
 def load(record: object) -> Game:
-    """Read a record; IllegalMove names the ply of the first illegal move."""
-    game, error = replay_partial(record)
-    if error is not None:
-        ply, text, reason = error
-        if text == "end":
-            raise IllegalMove(f"the record's end is illegal: {reason}")
-        raise IllegalMove(f"{move_label(ply, text)} is illegal: {reason}")
+    """Read a record and play all its moves.  RecordError if it cannot be
+    read; IllegalMove names the ply of the first illegal move."""
+    game, moves, end = setup(record)
+    play_all(game, moves, end)
     return game
 
 
-#: The old name of ``replay_partial`` (render/pdf.py and tests/render/test_svg.py
-#: still import it from here; ``donutbox.core.replay`` is the strict replay now).
-replay = replay_partial
-
-
 def dump(game: Game) -> dict[str, Any]:
-    """The record of a game; it carries ``decks`` so any reader can replay it."""
+    """The record of a game; it carries ``decks`` so any reader can replay it,
+    and only the rule options that are not at their default."""
     out: dict[str, Any] = {
         "format": FORMAT,
-        "rules": game.rules.to_dict(),
+        "rules": game.rules.record_options(),
         "players": list(game.names),
     }
     if game.free:

@@ -7,13 +7,12 @@ and terminal play call these instead of editing a record's ``moves``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from .errors import IllegalMove, InputError, move_label
+from .errors import InputError
 from .game import Game
-from .moves import Move
-from .record import setup
+from .record import play_all, setup
 
 
 def replay(record: Mapping[str, Any], ply: int | None = None) -> Game:
@@ -28,7 +27,7 @@ def replay(record: Mapping[str, Any], ply: int | None = None) -> Game:
     if ply is None:
         ply = len(moves)
     _check_ply(ply, len(moves), "the record")
-    _play(game, moves[:ply], end and ply == len(moves))
+    play_all(game, moves[:ply], end and ply == len(moves))
     return game
 
 
@@ -43,21 +42,8 @@ def cut(game: Game, ply: int) -> Game:
     """
     _check_ply(ply, game.ply, "the game")
     new = game.restart()
-    _play(new, game.history[:ply], ply == game.ply and game.ended_by == "record")
+    play_all(new, game.history[:ply], ply == game.ply and game.ended_by == "record")
     return new
-
-
-def _play(game: Game, moves: Sequence[Move], end: bool) -> None:
-    for ply, move in enumerate(moves):
-        try:
-            game.play(move)
-        except IllegalMove as err:
-            raise IllegalMove(f"{move_label(ply, move)} is illegal: {err}") from None
-    if end:
-        try:
-            game.end()
-        except IllegalMove as err:
-            raise IllegalMove(f"the record's end is illegal: {err}") from None
 
 
 def _check_ply(ply: object, moves: int, what: str) -> None:

@@ -155,8 +155,11 @@ class Rules:
             raise RecordError(f"{where} must be an object")
         for key in d:
             if key not in RULE_KEYS:
+                # Refused (RULES.md section 9), but said plainly: a record
+                # written by a newer release carries the options it added.
                 raise RecordError(
-                    f"{where}: unknown key {str(key)[:40]!r} (known: {', '.join(RULE_KEYS)})"
+                    f"{where}: unknown key {str(key)[:40]!r} (known: {', '.join(RULE_KEYS)}); "
+                    "a newer release of donutbox may have written it"
                 )
         values: dict[str, Any] = {}
         for option in RULE_OPTIONS:
@@ -176,7 +179,19 @@ class Rules:
         return cls(**values)
 
     def to_dict(self) -> dict[str, object]:
+        """Every option (the API's state and forms, the environments)."""
         return {o.name: getattr(self, o.name) for o in RULE_OPTIONS}
+
+    def record_options(self) -> dict[str, object]:
+        """The options a record writes: those not at their default.  The
+        defaults are part of the format (RULES.md section 9), so an option
+        added later, left at its default, does not make a record unreadable
+        by a release that does not know it."""
+        return {
+            o.name: getattr(self, o.name)
+            for o in RULE_OPTIONS
+            if getattr(self, o.name) != o.default
+        }
 
     @staticmethod
     def all() -> list[Rules]:

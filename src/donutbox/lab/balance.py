@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Rules
 from ..core.decks import Composition
+from ..core.replay import replay
 from ..usage import plural
 from .match import GameResult, result_of
 from .sim import GameSpec, run_specs, specs, summarize
@@ -91,13 +92,9 @@ def result_from_record(record: dict[str, Any], seconds: float = 0.0) -> GameResu
     ``records.jsonl``), worked out again by replaying the record: so that a
     stopped run's report can be written later from the games it kept.
     ``seconds`` (not in the record) is the game's time, if known."""
-    from ..core.record import setup
-
-    game, moves, _ = setup(record)
-    swaps = sum(m.kind == "swap" for m in moves)
-    passes = sum(m.kind == "pass" for m in moves)
-    for move in moves:
-        game.play(move)
+    game = replay(record)
+    swaps = sum(m.kind == "swap" for m in game.history)
+    passes = sum(m.kind == "pass" for m in game.history)
     if not game.finished:
         raise ValueError(f"the record of seed {record.get('seed')} is of an unfinished game")
     return result_of(

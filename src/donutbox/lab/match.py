@@ -15,6 +15,7 @@ from typing import Any
 from ..ai import make_agent
 from ..core import Game, Rules
 from ..core.decks import Composition
+from ..core.record import dump
 
 
 @dataclass
@@ -66,7 +67,7 @@ def play_game(
         game.play(move)
         swaps += move.kind == "swap"
         passes += move.kind == "pass"
-    record = game.to_record() if keep_record else {}
+    record = dump(game) if keep_record else {}
     if keep_record:
         record["agents"] = list(seats)
         record["result"] = {"scores": game.scores, "winners": game.winners}

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..core import Game
+from ..core.record import dump, load
 from . import failpoints, throttle
 from .errors import NoSuchGame
 from .online import Clock
@@ -373,7 +374,7 @@ class RedisBroker(LocalBroker):
                 "k": "v",
                 "g": s.id,
                 "v": s.version,
-                "r": s.game.to_record(),
+                "r": dump(s.game),
                 "op": s.options,
                 "f": s.over,
                 "e": clock_ref(s),
@@ -1010,7 +1011,7 @@ def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
     (the seats that joined here) is kept."""
     record = stored.record
     game: Game | None = None
-    old = s.game.to_record()
+    old = dump(s.game)
     moves = record.get("moves")
     if (
         isinstance(moves, list)
@@ -1026,7 +1027,7 @@ def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
         except Exception:
             game = None
     if game is None:
-        game = Game.from_record(record)
+        game = load(record)
     s.game = game
     s.version = stored.version
     s.options = dict(stored.options)

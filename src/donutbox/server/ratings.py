@@ -39,6 +39,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 from ..core import Game
+from ..core.record import load
 from . import forfeits
 from .accounts import CommunityBase, now
 from .moderation_rows import BanRow
@@ -305,7 +306,7 @@ class Ratings:
         stored = self.store.get(game_id)
         if stored is None or not stored.finished:
             return False
-        game = Game.from_record(stored.record)
+        game = load(stored.record)
         if not forfeits.over(game):
             return False
         place = forfeits.places(game)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from ..core import Game
+from ..core.record import load
 from . import forfeits, limits
 from .accounts import (
     CSRF_COOKIE,
@@ -359,7 +359,7 @@ async def lobby_record(game_id: str, me: Me, request: Request, c: CommunityDep) 
     g = await asyncio.to_thread(request.app.state.hub.store.get, game_id)
     if g is None:
         raise NoSuchGame()
-    if not g.finished or not forfeits.over(Game.from_record(g.record)):
+    if not g.finished or not forfeits.over(load(g.record)):
         raise NotAllowed("the record shows every hidden card: download it when the game is over")
     out: dict[str, Any] = dict(g.record)
     out["agents"] = g.seats

@@ -36,6 +36,7 @@ from fastapi import APIRouter, Body, Request
 
 from ..ai.analysis import MoveAnalysis, analyse_ply, to_json
 from ..core import Game
+from ..core.record import dump
 from . import limits
 from .errors import Busy, Conflict, Invalid
 from .hub import Hub
@@ -182,7 +183,7 @@ async def _free_worker(hub: Hub, a: Analyses) -> None:
 async def _run(hub: Hub, job: Job) -> None:
     a = analyses(hub)
     game_id, game, seconds = job.game_id, job.game, job.seconds
-    record = game.to_record()
+    record = dump(game)
     total = len(record["moves"])
     loop = asyncio.get_running_loop()
     moves: list[dict[str, Any]] = []

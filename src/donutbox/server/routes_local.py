@@ -26,6 +26,7 @@ from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 
 from ..ai import catalogue
 from ..core import DonutboxError, Game, cut, replay
+from ..core.record import dump
 from . import limits, seating
 from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed, Stale
 from .fanout import Connection
@@ -127,7 +128,7 @@ async def new_game(
     options["owner"] = digest(token)
     mode = "hotseat" if req.opponent == "hotseat" else "ai"
     stored = await asyncio.to_thread(
-        hub.store.create, game.rules.label(), mode, seats, options, game.to_record()
+        hub.store.create, game.rules.label(), mode, seats, options, dump(game)
     )
     return _owned(hub.adopt(stored).state(), token)
 
@@ -257,7 +258,7 @@ async def record(game_id: str, hub: HubDep, authorization: str | None = Auth) ->
     s = await finished_game(hub, game_id, authorization)
     if not s.game.finished:
         raise NotAllowed("the record shows every hidden card: export it when the game is over")
-    out = s.game.to_record()
+    out = dump(s.game)
     out["agents"] = s.seats
     return out
 
@@ -281,7 +282,7 @@ async def import_game(
         "hotseat",
         seats,
         {"owner": digest(token)},
-        game.to_record(),
+        dump(game),
         game.finished,
     )
     return _owned((await hub.load(stored.id)).state(), token)

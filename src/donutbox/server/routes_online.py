@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Header, WebSocket
 
 from ..core import DonutboxError, Game
+from ..core.record import dump
 from . import seating
 from .errors import Invalid, NoSuchGame, NotAllowed, Stale
 from .hub import Hub
@@ -91,7 +92,7 @@ async def make_online_game(req: NewOnlineGame, hub: Hub, rated: bool = False) ->
     }
     options.update(agent_options)
     stored = await asyncio.to_thread(
-        hub.store.create, game.rules.label(), ONLINE, kinds, options, game.to_record()
+        hub.store.create, game.rules.label(), ONLINE, kinds, options, dump(game)
     )
     hub.adopt(stored)
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..core import DonutboxError, Game, Move, PlayerView
 from ..core import cut as cut_game
 from ..core.geometry import xy
+from ..core.record import dump, load
 from ..summary import sorted_moves
 from . import failpoints, forfeits
 from .errors import ActionError as ActionError  # re-exported: the base of every refusal
@@ -61,7 +62,7 @@ class GameSession:
         self.seats = list(stored.seats)
         self.options = dict(stored.options)
         self.version = stored.version
-        self.game = Game.from_record(stored.record)
+        self.game = load(stored.record)
         online = self.options.get("online") or {}
         self.digests: list[str | None] = list(online.get("digests") or [])
         self.watch_digest: str | None = online.get("watch")
@@ -288,7 +289,7 @@ class GameSession:
         options = self._options(clock) if self.online else None
         try:
             version = await self.store.save_async(
-                self.id, self.version, game.to_record(), forfeits.over(game), options
+                self.id, self.version, dump(game), forfeits.over(game), options
             )
         except StaleVersion:
             raise Stale("stale state: the game was changed elsewhere") from None
