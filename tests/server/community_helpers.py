@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi.testclient import TestClient
+
+from donutbox.server.app import create_app
 
 PASSWORD = "correct horse battery"
 
@@ -83,3 +87,23 @@ def play_to_the_end(client: Any, game_id: str, tokens: list[str]) -> dict[str, A
         assert r.status_code == 200, r.text
         state = r.json()
     raise AssertionError("the game did not end")
+
+
+@contextlib.contextmanager
+def running_app(url: str) -> Iterator[Any]:
+    """The app on the database ``url``, started (its lifespan) with one
+    TestClient, kept in ``app.state.test_client`` for the players."""
+    application = create_app(url, inline_ai=True)
+    with TestClient(application) as c:
+        application.state.test_client = c
+        yield application
+
+
+def signed_up(app: Any, *names: str) -> list[Player]:
+    """A player per name, each signed up (its own cookies)."""
+    out = []
+    for n in names:
+        p = Player(app, n)
+        assert p.sign_up().status_code == 200
+        out.append(p)
+    return out

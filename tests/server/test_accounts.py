@@ -11,21 +11,17 @@ from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
-from community_helpers import PASSWORD, Player
-from fastapi.testclient import TestClient
+from community_helpers import PASSWORD, Player, running_app
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from donutbox.server.accounts import ClaimRow, SessionRow, UserRow
-from donutbox.server.app import create_app
 from donutbox.server.passwords import HashPool
 
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
-    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application) as c:
-        application.state.test_client = c
+    with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import PASSWORD, Player, play_to_the_end
+from community_helpers import PASSWORD, Player, play_to_the_end, running_app, signed_up
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect as sa_inspect
 
@@ -28,19 +28,8 @@ FACE = re.compile(r"\b[CSHBR]{4}\b")
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
-    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application) as c:
-        application.state.test_client = c
+    with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
-
-
-def players(app: Any, *names: str) -> list[Player]:
-    out = []
-    for n in names:
-        p = Player(app, n)
-        assert p.sign_up().status_code == 200
-        out.append(p)
-    return out
 
 
 def test_the_lobby_needs_a_signed_in_player(app) -> None:  # type: ignore[no-untyped-def]
@@ -51,7 +40,7 @@ def test_the_lobby_needs_a_signed_in_player(app) -> None:  # type: ignore[no-unt
 
 
 def test_a_table_fills_leaves_and_refuses_a_fifth(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat, dan = players(app, "ann", "bob", "cat", "dan")
+    ann, bob, cat, dan = signed_up(app, "ann", "bob", "cat", "dan")
     t = ann.post("/api/lobby/tables", {"players": 3, "clock": {"minutes": 5}}).json()
     assert t["waiting"] == ["ann"] and t["players"] == 3 and t["rated"] is True
     assert bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"] is None
@@ -88,7 +77,7 @@ def test_a_table_fills_leaves_and_refuses_a_fifth(app) -> None:  # type: ignore[
 
 
 def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat, _ghost = players(app, "ann", "bob", "cat", "ghost")
+    ann, bob, cat, _ghost = signed_up(app, "ann", "bob", "cat", "ghost")
     engine = app.state.hub.store.engine
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     # Bob's seat taken while the table has not started yet (as when two
@@ -108,7 +97,7 @@ def test_joining_a_full_table_is_refused(app) -> None:  # type: ignore[no-untype
 
 
 def test_bad_table_requests_name_the_field(app) -> None:  # type: ignore[no-untyped-def]
-    (ann,) = players(app, "ann")
+    (ann,) = signed_up(app, "ann")
     for body, field in [
         ({"players": 5}, "players"),
         ({"match": "nope"}, "match"),
@@ -121,7 +110,7 @@ def test_bad_table_requests_name_the_field(app) -> None:  # type: ignore[no-unty
 
 
 def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = players(app, "ann", "bob", "cat")
+    ann, bob, cat = signed_up(app, "ann", "bob", "cat")
     ratings = app.state.community.ratings
     # Cat is far stronger: her rating (mu - 3 sigma) is 30, theirs 0.
     from sqlalchemy.orm import Session
@@ -150,7 +139,7 @@ def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-unty
 
 
 def test_an_invitation_appears_live_on_the_friends_lobby_socket(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     with bob.client.websocket_connect("/api/lobby/ws") as ws:
         first = json.loads(ws.receive_text())
         assert first["type"] == "lobby" and "bob" in first["lobby"]["online"]
@@ -182,7 +171,7 @@ def test_the_lobby_socket_needs_a_session_and_a_same_site_origin(app) -> None:  
     ):
         ws.receive_text()
     assert err.value.code == 4401
-    (ann,) = players(app, "ann")
+    (ann,) = signed_up(app, "ann")
     with (
         pytest.raises(WebSocketDisconnect) as err,
         ann.client.websocket_connect(
@@ -215,7 +204,7 @@ def _hidden_faces(game: Game, reader: int) -> set[str]:
 
 
 def test_no_answer_reveals_a_hash_a_session_or_a_hidden_card(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     game_id = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
     engine = app.state.hub.store.engine
@@ -272,7 +261,7 @@ def test_no_answer_reveals_a_hash_a_session_or_a_hidden_card(app) -> None:  # ty
 
 
 def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
     game_id = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
     tokens = [p.get("/api/lobby").json()["games"][0]["token"] for p in (ann, bob)]
@@ -285,7 +274,7 @@ def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> No
     record = ann.get(f"/api/community/games/{game_id}/record").json()
     assert record["moves"] == final["history"]
     assert bob.get(f"/api/community/games/{game_id}/record").status_code == 200
-    (cat,) = players(app, "cat")
+    (cat,) = signed_up(app, "cat")
     assert cat.get(f"/api/community/games/{game_id}/record").status_code == 404
     # The replay opens with the player's own link (the usual online route).
     r = ann.get(f"/api/games/{game_id}/replay/1", headers={"Authorization": f"Bearer {tokens[0]}"})
@@ -393,7 +382,7 @@ def test_what_a_dead_process_left_in_the_lobby_expires(app) -> None:  # type: ig
     lobby socket open: bob counts as online only until that socket's row
     expires; the table holds its players until the sweep closes it (60 s
     after it filled)."""
-    ann, _bob, cat = players(app, "ann", "bob", "cat")
+    ann, _bob, cat = signed_up(app, "ann", "bob", "cat")
     store = app.state.community.lobby.store
     engine = app.state.hub.store.engine
     t = ann.post("/api/lobby/tables", {"players": 2}).json()
@@ -431,7 +420,7 @@ def test_a_table_churn_flood_sends_each_lobby_socket_at_most_a_state_a_second(ap
 
     from donutbox.server.routes_lobby import PUSH_SECONDS
 
-    ann, bob = players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     with bob.client.websocket_connect("/api/lobby/ws") as ws:
         json.loads(ws.receive_text())  # the state on connecting
         started = time.monotonic()
@@ -441,7 +430,7 @@ def test_a_table_churn_flood_sends_each_lobby_socket_at_most_a_state_a_second(ap
         took = time.monotonic() - started
         # The newest state (ann's last table gone) comes, then nothing more:
         # a last change (cat opens a table) is what the socket shows next.
-        (cat,) = players(app, "cat")
+        (cat,) = signed_up(app, "cat")
         last = cat.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
         sent = 0
         while True:
@@ -467,7 +456,7 @@ def test_tables_and_queue_places_of_players_away_for_minutes_are_let_go(app) -> 
         LobbyTableRow,
     )
 
-    ann, bob, cat, dan = players(app, "ann", "bob", "cat", "dan")
+    ann, bob, cat, dan = signed_up(app, "ann", "bob", "cat", "dan")
     gone = ann.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
     assert gone["waiting"] == ["ann"]
     kept = bob.post("/api/lobby/tables", {"players": 3, "rated": False}).json()
@@ -495,7 +484,7 @@ def test_a_lobby_socket_reads_its_player_s_own_part_again_only_when_it_changed(a
     part: bob's socket is sent them without reading bob's own part (his
     table, queue place, invitations, games) again; an invitation to bob
     does make it read again, and shows."""
-    ann, bob = players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     lobby = app.state.community.lobby
     with bob.client.websocket_connect("/api/lobby/ws") as ws:
         json.loads(ws.receive_text())

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import Player, play_to_the_end
+from community_helpers import Player, play_to_the_end, signed_up
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -42,15 +42,6 @@ def app(url: str):  # type: ignore[no-untyped-def]
     with TestClient(application) as c:
         application.state.test_client = c
         yield application
-
-
-def _players(app: Any, *names: str) -> list[Player]:
-    out = []
-    for n in names:
-        p = Player(app, n)
-        assert p.sign_up().status_code == 200
-        out.append(p)
-    return out
 
 
 def _table_game(app: Any, host: Player, guest: Player) -> str:
@@ -91,7 +82,7 @@ def _admin(url: str, *args: str) -> int:
 
 
 def test_voiding_games_recomputes_ratings_exactly(app, url: str, capsys) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat, dan = _players(app, "ann", "bob", "cat", "dan")
+    ann, bob, cat, dan = signed_up(app, "ann", "bob", "cat", "dan")
     first = _table_game(app, ann, bob)
     other = _table_game(app, cat, dan)
     last = _table_game(app, ann, bob)
@@ -139,7 +130,7 @@ def test_a_void_gives_later_games_of_the_pair_their_weight_back(app, url: str) -
     """Five games of one pair count 1, 1, 1, 1/2, 1/4; the replay gives
     every stored number back; voiding the first, the other four are the
     pair's first four: 1, 1, 1, 1/2."""
-    ann, bob = _players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     games = [_table_game(app, ann, bob) for _ in range(5)]
     engine = app.state.hub.store.engine
     before = _snapshot(engine)
@@ -160,7 +151,7 @@ def test_a_void_gives_later_games_of_the_pair_their_weight_back(app, url: str) -
 def test_a_ban_ends_sessions_and_takes_the_player_out_of_lobby_and_leaderboard(
     app, url: str, capsys
 ) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = _players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     engine = app.state.hub.store.engine
     with Session(engine) as db, db.begin():
         db.add(
@@ -202,7 +193,7 @@ def test_a_ban_ends_sessions_and_takes_the_player_out_of_lobby_and_leaderboard(
 
 
 def test_reports_are_bounded_and_listed(app, url: str, capsys) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = _players(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     game = _table_game(app, ann, bob)
     r = bob.post("/api/players/ann/report", {"reason": "stalled the game", "game": game})
     assert r.status_code == 200 and r.json() == {"reported": True}
@@ -264,7 +255,7 @@ def test_moderation_on_postgresql_from_another_process() -> None:
         app = create_app(url, inline_ai=True)
         with TestClient(app) as c:
             app.state.test_client = c
-            ann, bob = _players(app, "ann", "bob")
+            ann, bob = signed_up(app, "ann", "bob")
             game = _table_game(app, ann, bob)
             env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 

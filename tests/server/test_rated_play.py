@@ -19,31 +19,18 @@ from typing import Any
 import pytest
 
 pytest.importorskip("fastapi")
-from community_helpers import Player
-from fastapi.testclient import TestClient
+from community_helpers import Player, running_app, signed_up
 
 from donutbox.core.record import load
 from donutbox.server import forfeits
-from donutbox.server.app import create_app
 
 WIN_MU, LOSE_MU, SIGMA = 27.635389, 22.364611, 8.065901
 
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
-    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application) as c:
-        application.state.test_client = c
+    with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
-
-
-def _signed_in(app: Any, *names: str) -> list[Player]:
-    out = []
-    for name in names:
-        p = Player(app, name)
-        assert p.sign_up().status_code == 200
-        out.append(p)
-    return out
 
 
 def _table_game(app: Any, players: list[Player], **table: Any) -> tuple[str, list[str]]:
@@ -82,7 +69,7 @@ def _settled(app: Any, game: str) -> Any:
 
 
 def test_a_resign_ends_a_two_player_rated_game_at_once_and_the_resigner_loses(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = _signed_in(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     game, tokens = _table_game(app, [ann, bob])
     st = _state(ann, game, tokens[0])
     assert st["rated"] and st["clock"] is not None  # a rated table gets a clock
@@ -117,7 +104,7 @@ def test_a_resign_ends_a_two_player_rated_game_at_once_and_the_resigner_loses(ap
 
 
 def test_resign_over_the_socket_reaches_every_reader(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob = _signed_in(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     game, tokens = _table_game(app, [ann, bob])
     client = app.state.test_client
     with (
@@ -149,7 +136,7 @@ def test_resign_over_the_socket_reaches_every_reader(app) -> None:  # type: igno
 def test_a_player_who_resigns_a_game_of_three_drops_out_ranks_last_and_the_rest_play_on(
     app,
 ) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = _signed_in(app, "ann", "bob", "cat")
+    ann, bob, cat = signed_up(app, "ann", "bob", "cat")
     game, tokens = _table_game(app, [ann, bob, cat])
     v = _state(ann, game, tokens[0])["version"]
     r = bob.post(f"/api/online/{game}/resign", {"version": v}, headers=_auth(tokens[1]))
@@ -202,7 +189,7 @@ def _play_on(p: Player, game: str, tokens: list[str], gone: int) -> dict[str, An
 
 
 def test_a_player_with_a_rated_game_in_progress_cannot_start_another(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = _signed_in(app, "ann", "bob", "cat")
+    ann, bob, cat = signed_up(app, "ann", "bob", "cat")
     game, tokens = _table_game(app, [ann, bob])
     said = f"rated: your rated game {game} is still being played; finish or resign it first"
     r = ann.post("/api/lobby/queue", {"players": 2})
@@ -225,7 +212,7 @@ def test_a_player_with_a_rated_game_in_progress_cannot_start_another(app) -> Non
 
 
 def test_quick_match_pairs_only_the_same_time_control_and_never_makes_a_clockless_game(app) -> None:  # type: ignore[no-untyped-def]
-    ann, bob, cat = _signed_in(app, "ann", "bob", "cat")
+    ann, bob, cat = signed_up(app, "ann", "bob", "cat")
     r = ann.post("/api/lobby/queue", {"players": 2, "clock": {"minutes": 3, "increment": 2}})
     assert r.json() == {"queued": True, "game": None}
     r = bob.post("/api/lobby/queue", {"players": 2})  # the default: 5 + 3
@@ -247,7 +234,7 @@ def test_quick_match_pairs_only_the_same_time_control_and_never_makes_a_clockles
 
 def test_a_rated_game_nobody_starts_is_aborted_unrated(app, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(forfeits, "ABORT_SECONDS", 1.0)
-    ann, bob = _signed_in(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     game, tokens = _table_game(app, [ann, bob])
     deadline = time.monotonic() + 20
     while not app.state.hub.store.get(game).finished:
@@ -266,7 +253,7 @@ def test_a_player_who_stops_moving_in_a_rated_one_minute_game_loses_on_time(app)
     the socket) and leave; the player to move never moves: within the
     minute (and a second) the game is over on time, that player ranked
     last, both ratings settled as in the worked example."""
-    ann, bob = _signed_in(app, "ann", "bob")
+    ann, bob = signed_up(app, "ann", "bob")
     game, tokens = _table_game(app, [ann, bob], clock={"minutes": 1, "increment": 0})
     players = [ann, bob]
     for token in tokens:

@@ -11,10 +11,9 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from community_helpers import PASSWORD, Player, play_to_the_end
+from community_helpers import PASSWORD, Player, play_to_the_end, running_app, signed_up
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
@@ -38,19 +37,8 @@ KEY = Rules().key()
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
-    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application) as c:
-        application.state.test_client = c
+    with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
-
-
-def _players(app: Any, *names: str) -> list[Player]:
-    out = []
-    for n in names:
-        p = Player(app, n)
-        assert p.sign_up().status_code == 200
-        out.append(p)
-    return out
 
 
 def _table_game(host: Player, guest: Player) -> str:
@@ -133,7 +121,7 @@ def test_two_accounts_of_one_person_cannot_lift_a_rating_by_playing_each_other(a
     sigma'^2 / c <= 69.451389 / 13.176684 = 5.270809 (the worked example's
     first game, omega <= 1), 155.4 points, so 583 points in all.
     Quick match then keeps them apart."""
-    main, alt, stranger = _players(app, "main", "alt", "stranger")
+    main, alt, stranger = signed_up(app, "main", "alt", "stranger")
     ratings = app.state.community.ratings
     for _ in range(8):
         ratings.settle(_table_game(main, alt))
@@ -167,7 +155,7 @@ def test_two_accounts_of_one_person_cannot_lift_a_rating_by_playing_each_other(a
 
 
 def test_an_established_player_is_not_moved_by_a_new_account(app) -> None:  # type: ignore[no-untyped-def]
-    vet, fresh = _players(app, "vet", "fresh")
+    vet, fresh = signed_up(app, "vet", "fresh")
     ratings = app.state.community.ratings
     with Session(ratings.engine) as db, db.begin():
         db.add(

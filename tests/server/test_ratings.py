@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from community_helpers import Player, play_to_the_end
+from community_helpers import Player, play_to_the_end, running_app
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect
 
@@ -25,9 +25,7 @@ from donutbox.server.ratings import CommunitySeatRow, places
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
-    application = create_app(f"sqlite:///{tmp_path / 'c.db'}", inline_ai=True)
-    with TestClient(application) as c:
-        application.state.test_client = c
+    with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
 
 
