@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -107,3 +108,20 @@ def signed_up(app: Any, *names: str) -> list[Player]:
         assert p.sign_up().status_code == 200
         out.append(p)
     return out
+
+
+@contextlib.contextmanager
+def fresh_pg_database(pg_url: str, prefix: str) -> Iterator[str]:
+    """A PostgreSQL database of its own on ``pg_url``'s server, made now and
+    dropped after: its SQLAlchemy URL."""
+    import psycopg
+
+    name = f"{prefix}_{secrets.token_hex(5)}"
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

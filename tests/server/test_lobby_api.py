@@ -8,13 +8,19 @@ import asyncio
 import json
 import os
 import re
-import secrets
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import PASSWORD, Player, play_to_the_end, running_app, signed_up
+from community_helpers import (
+    PASSWORD,
+    Player,
+    fresh_pg_database,
+    play_to_the_end,
+    running_app,
+    signed_up,
+)
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect as sa_inspect
 
@@ -362,19 +368,11 @@ NO_PG = (
 
 @pytest.mark.skipif(not PG_URL, reason=NO_PG)
 def test_a_postgresql_database_of_the_previous_code_gets_the_lobby_s_tables() -> None:
-    psycopg = pytest.importorskip("psycopg")
+    pytest.importorskip("psycopg")
     assert PG_URL is not None
-    name = f"lobby_old_{secrets.token_hex(5)}"
-    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = PG_URL.rsplit("/", 1)[0] + "/" + name
+    with fresh_pg_database(PG_URL, "lobby_old") as url:
         _made_by_the_previous_code(url)
         _upgraded_lobby_works(url)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_what_a_dead_process_left_in_the_lobby_expires(app) -> None:  # type: ignore[no-untyped-def]

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import Player, play_to_the_end, signed_up
+from community_helpers import Player, fresh_pg_database, play_to_the_end, signed_up
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -244,14 +243,9 @@ PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
 def test_moderation_on_postgresql_from_another_process() -> None:
     """The migration on PostgreSQL, and ``donutbox admin`` as a separate
     process while the server has the database open."""
-    psycopg = pytest.importorskip("psycopg")
+    pytest.importorskip("psycopg")
     assert PG_URL is not None
-    name = f"mod_{secrets.token_hex(5)}"
-    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = PG_URL.rsplit("/", 1)[0] + "/" + name
+    with fresh_pg_database(PG_URL, "mod") as url:
         app = create_app(url, inline_ai=True)
         with TestClient(app) as c:
             app.state.test_client = c
@@ -278,6 +272,3 @@ def test_moderation_on_postgresql_from_another_process() -> None:
             with app.state.hub.store.engine.connect() as conn:
                 version = conn.exec_driver_sql("select version_num from alembic_version").all()
             assert [tuple(r) for r in version] == [("0005",)]
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

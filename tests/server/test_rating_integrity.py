@@ -8,12 +8,18 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import secrets
 import time
 from pathlib import Path
 
 import pytest
-from community_helpers import PASSWORD, Player, play_to_the_end, running_app, signed_up
+from community_helpers import (
+    PASSWORD,
+    Player,
+    fresh_pg_database,
+    play_to_the_end,
+    running_app,
+    signed_up,
+)
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
@@ -252,16 +258,8 @@ PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
 
 @pytest.mark.skipif(not PG_URL, reason="no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
 def test_the_migration_on_postgresql() -> None:
-    psycopg = pytest.importorskip("psycopg")
+    pytest.importorskip("psycopg")
     assert PG_URL is not None
-    name = f"rate_old_{secrets.token_hex(5)}"
-    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = PG_URL.rsplit("/", 1)[0] + "/" + name
+    with fresh_pg_database(PG_URL, "rate_old") as url:
         _at_0002_with_a_rated_game(url)
         _upgraded_keeps_the_game(url)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
