@@ -205,6 +205,76 @@ def test_web_client_script_parses(name: str) -> None:
     assert result.returncode == 0, result.stderr
 
 
+STATIC = ROOT / "src" / "donutbox" / "server" / "static"
+
+# A write to the page's store: `store.x = ...` (or `store.x.y`, `store["x"]`,
+# `+=` and the like, `++`/`--`), `Object.assign(store, ...)`, `delete store.x`.
+_STORE_WRITE = re.compile(
+    r"\bstore(?:\.[A-Za-z_$][\w$]*|\[[^\]]*\])+\s*(?:\*\*|<<|>>>?|&&|\|\||\?\?|[-+*/%&|^])?=(?!=)"
+    r"|(?:\+\+|--)\s*store\.|\bstore(?:\.[\w$]+)+\s*(?:\+\+|--)"
+    r"|Object\.assign\(\s*store\b|\bdelete\s+store\."
+)
+_FETCH = re.compile(r"\bfetch\s*\(")
+
+
+def _js_breaches(name: str, text: str) -> list[str]:
+    """Lines of page script `name` that write the store behind its API (any
+    module but store.js) or fetch beside api.js's wrapper (any but api.js)."""
+    bad = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("//"):
+            continue  # a comment may describe a write
+        if name != "store.js" and _STORE_WRITE.search(line):
+            bad.append(f"{name}:{number}: writes the store outside store.js: {line.strip()}")
+        if name != "api.js" and _FETCH.search(line):
+            bad.append(f"{name}:{number}: fetch outside api.js: {line.strip()}")
+    return bad
+
+
+def test_the_page_changes_its_store_only_through_store_js_and_fetches_only_in_api_js() -> None:
+    # The store's subscribers (the page's redraw) hear of every change only
+    # if every change goes through store.js's functions (set, setQuietly,
+    # offer, open, close); api.js is the one place that speaks HTTP (owner
+    # token, CSRF header, the server's one-line reasons).
+    scripts = sorted(STATIC.glob("*.js"))
+    assert {"store.js", "api.js", "tray.js"} <= {p.name for p in scripts}
+    bad = [b for p in scripts for b in _js_breaches(p.name, p.read_text(encoding="utf-8"))]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_store_write_check_catches_what_it_should() -> None:
+    caught = [
+        "store.selected = i;",
+        "if (x) { store.selected = i; redraw(); }",
+        "store.online.busy = true;",
+        'store["meta"] = m;',
+        "store.rotation += 90;",
+        "store.tutorial.step++;",
+        "++store.tutorial.step;",
+        "Object.assign(store, changes);",
+        "delete store.look;",
+        "store.x ??= 1;",
+    ]
+    for line in caught:
+        assert _js_breaches("tray.js", line), line
+        assert not _js_breaches("store.js", line), line
+    passed = [
+        "if (store.selected === i) go();",
+        "if (store.selected !== i) go();",
+        "const n = store.rotation >= 180 ? 1 : 0;",
+        "const m = store.rotation <= 90;",
+        "const same = store.gameId == id;",
+        "setQuietly({ selected: i });",
+        "// store.selected = i would skip the subscribers",
+        "const r = restore.x = 1;",
+        "localStorage.x = 1;",
+    ]
+    for line in passed:
+        assert not _js_breaches("tray.js", line), line
+    assert _js_breaches("community.js", "const r = await fetch(path, opts);")
+    assert not _js_breaches("api.js", "const r = await fetch(path, opts);")
+
+
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"  # raw measurement logs: exempt from the history check
 

@@ -17,9 +17,11 @@ function keepOwner(data) {
 
 // GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
 // (default: the owner token for /api/games...; an online game's link token
-// is passed explicitly).  Throws an Error with the server's one-line reason.
-export async function api(path, body, token, method) {
-  const headers = {};
+// is passed explicitly; null for none).  `extra`: more headers (the
+// community's CSRF token).  Throws an Error with the server's one-line
+// reason.  The page's one path to `fetch`.
+export async function api(path, body, token, method, extra = {}) {
+  const headers = { ...extra };
   const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? ownerToken() : null);
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   const opts = body === undefined

@@ -16,7 +16,7 @@
 
 import { $, h, show, showError } from "./dom.js";
 import { api } from "./api.js";
-import { store, subscribe, myTurn, curtained, set } from "./store.js";
+import { store, subscribe, myTurn, curtained, set, setQuietly } from "./store.js";
 import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
@@ -401,7 +401,7 @@ window.donutbox = {
 
 async function start() {
   try {
-    store.meta = await api("/api/meta");
+    setQuietly({ meta: await api("/api/meta") }); // drawn by setup()
   } catch (err) {
     $("#loading").textContent = "The table could not be loaded: the server did not answer. Reload the page to try again.";
     showError(`the server did not answer: ${err.message}`);

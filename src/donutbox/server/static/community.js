@@ -7,24 +7,21 @@
 // the session itself is an HttpOnly cookie this script never sees.
 
 import { $, h, button, showError } from "./dom.js";
-import { ownerToken } from "./api.js";
+import { api, ownerToken } from "./api.js";
 import { ruleFields, ruleValues } from "./forms.js";
-import { store, subscribe } from "./store.js";
+import { store, subscribe, setQuietly } from "./store.js";
 
 const me = { user: null, csrf: "" };
 let socket = null;
 let lobby = null;
 let tab = "lobby";
 
-async function call(path, body, extraHeaders = {}) {
-  const opts = body === undefined ? {} : {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": me.csrf, ...extraHeaders },
-    body: JSON.stringify(body),
-  };
-  const r = await fetch(path, opts);
-  const data = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${r.status}`);
+// A community request: the session cookie goes by itself, every POST
+// carries the CSRF token, and no owner token goes unless `bearer` is given
+// (claiming this browser's games).
+async function call(path, body, bearer = null) {
+  const csrf = body === undefined ? {} : { "X-CSRF-Token": me.csrf };
+  const data = await api(path, body, bearer, undefined, csrf);
   if (data && typeof data.csrf === "string") me.csrf = data.csrf;
   return data;
 }
@@ -71,7 +68,7 @@ function signInForm() {
       await call(path, { name: name.value, password: pass.value });
       await refreshAccount();
       const guest = ownerToken();
-      if (guest) await call("/api/account/claim", {}, { Authorization: `Bearer ${guest}` }).catch(() => {});
+      if (guest) await call("/api/account/claim", {}, guest).catch(() => {});
       connect();
       render();
     } catch (err) { showError(err.message); }
@@ -377,7 +374,8 @@ async function start() {
     if (b !== nav && !b.hasAttribute("aria-pressed")) b.addEventListener("click", () => { panel().hidden = true; });
   }
   nav.addEventListener("click", async () => {
-    if (!store.meta) { try { store.meta = await call("/api/meta"); } catch (err) { /* shown by app.js */ } }
+    // Read by the rule fields the lobby draws below (the page draws no meta).
+    if (!store.meta) { try { setQuietly({ meta: await call("/api/meta") }); } catch (err) { /* shown by app.js */ } }
     open();
     poll();
   });

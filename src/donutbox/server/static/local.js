@@ -5,7 +5,7 @@
 
 import { $, show, showError } from "./dom.js";
 import { api, gameSocketUrl } from "./api.js";
-import { store, offer, open, set, curtained } from "./store.js";
+import { store, offer, open, set, setQuietly, curtained } from "./store.js";
 import { leaveOnline } from "./online.js";
 import { fit } from "./board.js";
 
@@ -42,8 +42,9 @@ export async function load(id, reveal = true) {
   const other = store.gameId !== id || Boolean(store.online);
   leaveOnline();
   open(id);
-  store.replay = null;
-  if (reveal && (!store.state || fresh.version >= store.state.version)) store.revealed = { id, player: fresh.to_move };
+  // Shown by the offer below (or the set at the end).
+  setQuietly({ replay: null });
+  if (reveal && (!store.state || fresh.version >= store.state.version)) setQuietly({ revealed: { id, player: fresh.to_move } });
   offer(fresh);
   location.hash = `game=${id}`;
   localStorage.setItem("donutbox.game", id);
@@ -84,7 +85,7 @@ export async function undo() {
   const byMover = curtained();
   try {
     const fresh = await api(`/api/games/${encodeURIComponent(s.id)}/undo`, { version: s.version });
-    if (byMover && fresh.id === store.gameId) store.revealed = { id: fresh.id, player: fresh.to_move };
+    if (byMover && fresh.id === store.gameId) setQuietly({ revealed: { id: fresh.id, player: fresh.to_move } });
     if (!offer(fresh)) set({});
   } catch (err) { showError(err.message); }
 }

@@ -8,7 +8,7 @@
 // only ever set with textContent.
 
 import { $, button, h, show, showError } from "./dom.js";
-import { store, offer, open, close, myTurn, set } from "./store.js";
+import { store, offer, open, close, myTurn, set, setQuietly } from "./store.js";
 import { fit } from "./board.js";
 import { agentSelect, agent, ruleFields, ruleValues } from "./forms.js";
 import { disconnect } from "./local.js";
@@ -437,7 +437,7 @@ export function openOnline(id, token) {
   const hash = linkHash(id, token);
   if (location.hash !== hash) location.hash = hash;
   const mine = { id, token, seat: null, arrived: performance.now(), busy: false, client: null };
-  store.online = mine;
+  setQuietly({ online: mine }); // the page is cleared below; the first state draws it
   const current = () => store.online === mine;
   mine.client = new OnlineClient(id, token, {
     welcome: (msg) => {
@@ -466,7 +466,7 @@ export function leaveOnline() {
   const online = store.online;
   if (!online) return;
   online.client.stop();
-  store.online = null;
+  setQuietly({ online: null }); // every caller shows another game next
   connection("connected");
   $("#online-bar").hidden = true;
   $("#watchers").hidden = true;

@@ -101,6 +101,15 @@ export function set(changes) {
   emit("ui");
 }
 
+// `set` without telling the subscribers, for a change that must not redraw
+// the page by itself: one an `offer` or `set` right after announces (no
+// redraw of a half-made change), one made while the page is being drawn
+// (a redraw there would loop), or one whose caller redraws only the part
+// it concerns (a card picked up to drag keeps the drag going).
+export function setQuietly(changes) {
+  Object.assign(store, changes);
+}
+
 // Whether it is the viewer's turn in `s`.
 export function myTurn(s) {
   return Boolean(s) && !s.finished && s.player >= 0 && s.to_move === s.player;

@@ -1,7 +1,7 @@
 // The player's tray (their cards) and the action buttons under it.
 
 import { $, button, h, rotate } from "./dom.js";
-import { store, curtained, myTurn, set } from "./store.js";
+import { store, curtained, myTurn, set, setQuietly } from "./store.js";
 import { cardSvg, faceWords } from "./board.js";
 import { allowed, tutorialOn } from "./tutorial.js";
 
@@ -18,7 +18,8 @@ export function drawTray(redrawBoard) {
     b.addEventListener("click", () => set({ selected: i }));
     b.draggable = true;
     b.addEventListener("dragstart", (e) => {
-      if (store.selected !== i) { store.selected = i; redrawBoard(); }
+      // Only the board is redrawn: a redrawn tray would end the drag.
+      if (store.selected !== i) { setQuietly({ selected: i }); redrawBoard(); }
       e.dataTransfer.setData("text/plain", face);
     });
     tray.append(b);

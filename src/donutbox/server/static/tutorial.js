@@ -7,7 +7,7 @@
 
 import { $, NAMES, showError } from "./dom.js";
 import { api } from "./api.js";
-import { store, set } from "./store.js";
+import { store, set, setQuietly } from "./store.js";
 
 // Each lesson applies at a number of moves played (`ply`): `move` is what
 // you are asked to do; `auto`, the tutor's move (played after a pause);
@@ -60,10 +60,9 @@ export function refused(move) {
 
 export async function startTutorial(load) {
   try {
-    const r = await fetch("/static/tutorial/deal.json");
-    const record = await r.json();
+    const record = await api("/static/tutorial/deal.json");
     const game = await api("/api/games/import", record);
-    store.tutorial = { id: game.id, step: 0, played: -1 };
+    setQuietly({ tutorial: { id: game.id, step: 0, played: -1 } }); // shown by the load
     try { localStorage.setItem(KEY, game.id); } catch (err) { /* private mode */ }
     await load(game.id);
   } catch (err) { showError(`tutorial: ${err.message}`); }
@@ -73,23 +72,28 @@ export async function startTutorial(load) {
 export function resumeTutorial(id) {
   let saved = null;
   try { saved = localStorage.getItem(KEY); } catch (err) { /* private mode */ }
-  if (saved === id && !(store.tutorial && store.tutorial.id === id)) store.tutorial = { id, step: 0, played: -1 };
+  // Shown by the load that follows.
+  if (saved === id && !(store.tutorial && store.tutorial.id === id)) setQuietly({ tutorial: { id, step: 0, played: -1 } });
 }
 
 export function leaveTutorial() {
-  store.tutorial = null;
   try { localStorage.removeItem(KEY); } catch (err) { /* private mode */ }
+  set({ tutorial: null });
 }
 
 // After every change: move on to the lesson of the moves played, play the
-// tutor's move after a pause, and draw the lesson.
+// tutor's move after a pause, and draw the lesson.  Called while the page
+// is drawn, so its changes to the store are quiet (a redraw would loop).
 export function followTutorial(send) {
   const box = $("#tutorial");
   $("#play").classList.toggle("tutoring", tutorialOn());
   if (!tutorialOn()) { box.hidden = true; return; }
-  const s = store.state, t = store.tutorial;
+  const s = store.state;
   const n = s.history.length;
-  while (t.step + 1 < LESSONS.length && LESSONS[t.step].ply < n) t.step++;
+  let step = store.tutorial.step;
+  while (step + 1 < LESSONS.length && LESSONS[step].ply < n) step++;
+  if (step !== store.tutorial.step) setQuietly({ tutorial: { ...store.tutorial, step } });
+  const t = store.tutorial;
   const l = LESSONS[t.step];
   box.hidden = false;
   $("#tut-step").textContent = `Lesson ${t.step + 1} of ${LESSONS.length}`;
@@ -97,9 +101,9 @@ export function followTutorial(send) {
   $("#tut-text").textContent = l.text;
   const next = $("#tut-next");
   next.hidden = Boolean(l.move || l.auto) || t.step + 1 >= LESSONS.length;
-  if (l.move && n === l.ply) store.hinted = { id: s.id, version: s.version, move: l.move };
+  if (l.move && n === l.ply) setQuietly({ hinted: { id: s.id, version: s.version, move: l.move } });
   if (l.auto && n === l.ply && t.played !== n && !s.finished) {
-    t.played = n;
+    setQuietly({ tutorial: { ...t, played: n } });
     const version = s.version;
     setTimeout(() => {
       const now = store.state;
@@ -112,8 +116,8 @@ export function setupTutorial(load) {
   $("#btn-tutorial").addEventListener("click", () => startTutorial(load));
   $("#tut-next").addEventListener("click", () => {
     const t = store.tutorial;
-    if (t && t.step + 1 < LESSONS.length) { t.step++; set({}); }
+    if (t && t.step + 1 < LESSONS.length) set({ tutorial: { ...t, step: t.step + 1 } });
     $("#tut-title").focus();
   });
-  $("#tut-leave").addEventListener("click", () => { leaveTutorial(); set({}); });
+  $("#tut-leave").addEventListener("click", leaveTutorial);
 }
