@@ -111,10 +111,20 @@ function tableForm() {
   const takebacks = h("input", { type: "checkbox", name: "takebacks" });
   rated.addEventListener("change", () => { if (rated.checked) takebacks.checked = false; });
   takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; });
-  const minutes = h("input", { type: "number", name: "minutes", min: "0", max: "180", value: "0", "aria-label": "minutes each (0: no clock)" });
+  // Time controls as lichess offers them (minutes each + seconds a move);
+  // a rated game always has one (the server gives 5 + 3 to one without),
+  // and quick match pairs players of the same one.
+  const clock = h("select", { name: "clock" });
+  clock.append(h("option", { value: "" }, "no clock (casual tables)"));
+  for (const [m, i] of [[1, 0], [3, 2], [5, 3], [10, 5], [15, 10], [30, 20]]) clock.append(h("option", { value: `${m}+${i}` }, `${m} min + ${i} s a move`));
+  clock.value = "5+3";
+  const chosen = () => {
+    const [m, i] = clock.value ? clock.value.split("+").map(Number) : [0, 0];
+    return m > 0 ? { minutes: m, increment: i } : null;
+  };
   const lr = h("label", { className: "field" }); lr.append(rated, document.createTextNode(" Rated (no takebacks)"));
   const lt = h("label", { className: "field" }); lt.append(takebacks, document.createTextNode(" Takebacks (unrated)"));
-  const lm = h("label", { className: "field" }, "Clock, minutes each (0: none) "); lm.append(minutes);
+  const lm = h("label", { className: "field" }, "Time control "); lm.append(clock);
   form.append(rules, players, lr, lt, lm);
   const body = () => {
     const b = { ...ruleValues(form), players: Number(players.value) };
@@ -124,14 +134,15 @@ function tableForm() {
   row.append(
     button("Open a table", async () => {
       const b = { ...body(), rated: rated.checked, takebacks: takebacks.checked };
-      const m = Number(minutes.value);
-      if (m > 0) b.clock = { minutes: m, increment: 15 };
+      const c = chosen();
+      if (c) b.clock = c;
       try { await call("/api/lobby/tables", b); } catch (err) { showError(err.message); }
       poll();
     }, { id: "btn-open-table" }),
     document.createTextNode(" "),
     button("Quick match", async () => {
-      try { const r = await call("/api/lobby/queue", body()); if (r.game) showError("Matched: your game is under Your games."); } catch (err) { showError(err.message); }
+      const c = chosen();
+      try { const r = await call("/api/lobby/queue", c ? { ...body(), clock: c } : body()); if (r.game) showError("Matched: your game is under Your games."); } catch (err) { showError(err.message); }
       poll();
     }, { id: "btn-quick-match" }),
   );
