@@ -376,6 +376,11 @@ def test_a_clock_that_runs_out_lets_the_ai_move_and_the_pages_show_it(
             re.compile("running")
         )
     _check_turn([ed, flo], 1)
+    # Ed himself is told what happened; Flo, whose clock did not run out, is not.
+    sync_api.expect(ed.locator("#takeback")).to_contain_text(
+        "Your clock ran out: the server's AI made that move for you"
+    )
+    sync_api.expect(flo.locator("#takeback")).not_to_contain_text("Your clock ran out")
     for page in (ed, flo):
         page.context.close()
 

@@ -237,6 +237,6 @@ export function drawClocks() {
     span.textContent = (s.clock.flagged[p] ? "⚑ " : "") + formatClock(left);
     span.classList.toggle("running", s.clock.running === p && !s.finished);
     span.classList.toggle("low", left !== null && left < 30000);
-    span.title = s.clock.flagged[p] ? "ran out of time once: plays on with the increment" : "time left";
+    span.title = !s.clock.flagged[p] ? "time left" : s.rated ? "lost on time" : "ran out of time once: plays on with the increment";
   });
 }

@@ -532,6 +532,9 @@ export function drawOnline() {
   const t = s.takeback;
   if (watching || s.finished) return;
   const say = (text) => box.append(h("span", {}, text));
+  // In a casual game the flagged player learns what happened on their own
+  // page too (the opponent sees the flag beside their clock).
+  if (s.clock && s.clock.flagged[me] && !s.rated) say("Your clock ran out: the server's AI made that move for you; you play on with the increment. ");
   if (!(s.forfeits || []).some((f) => f.seat === me)) resignButton(box, online, s);
   if (t === null || t === undefined) {
     // Offered only in a game made with takebacks allowed (`takebacks_on`).
