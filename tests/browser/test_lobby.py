@@ -79,6 +79,14 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     ann.wait_for_function(
         "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
     )
+    # The end screen of a rated game says how the rating changed, as the
+    # server settled it (the same numbers as the history below).
+    ann.wait_for_function(
+        "() => /^Your rating: 1500 → \\d+/.test("
+        "(document.querySelector('#summary-body .rating-after') || {}).textContent || '')",
+        timeout=20000,
+    )
+    shown = ann.inner_text("#summary-body .rating-after")
     # The end screen of a rated game offers a Report of the opponent.
     after = ann.locator("#summary-body details.report")
     after.locator("summary").click()
@@ -102,6 +110,8 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
         seat = _get(f"{live}/api/online/{game_id}", token)["player"]
         place = 1 + sum(s > final["scores"][seat] for s in final["scores"])
         assert "1500 →" in row.inner_text() and f"{place}" in row.inner_text()
+        if page is ann:  # the end screen said the same new rating
+            assert f"→ {shown.split('→')[1].split()[0]}" in row.inner_text(), (shown, row)
         assert page.locator("#ratings li").count() == 1
         assert page.locator("#ratings li.provisional").inner_text().count("?") == 1
     ann.screenshot(path=str(SHOTS / "profile-desktop.png"), full_page=True)

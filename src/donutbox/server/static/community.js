@@ -402,8 +402,35 @@ subscribe(() => setTimeout(() => {
   const s = store.state;
   const body = $("#summary-body");
   if (!me.user || !body || !s || !s.finished || s.mode !== "online" || !s.rated || s.player < 0) return;
+  if (!body.querySelector(".rating-after")) body.append(h("p", { className: "rating-after" }, ratingAfter(s.id)));
   if (body.querySelector(".report")) return;
   body.append(reportForm(s.players.filter((_, p) => p !== s.player), s.id));
 }, 0));
+
+// The end screen's "Your rating: 1500 → 1578": the player's history row of
+// that game, once the server has settled it (its lobby ticker does within
+// seconds), asked for a few times; the text kept per game, since the end
+// screen is drawn again on every change.
+const ratingTexts = new Map();
+function ratingAfter(gameId) {
+  if (ratingTexts.has(gameId)) return ratingTexts.get(gameId);
+  ratingTexts.set(gameId, "Your rating: being settled…");
+  (async () => {
+    for (let i = 0; i < 10; i++) {
+      try {
+        const p = await call(`/api/players/${encodeURIComponent(me.user.name)}`);
+        const row = (p.history || []).find((g) => g.game === gameId);
+        if (row && row.rating) {
+          ratingTexts.set(gameId, `Your rating: ${row.rating.before} → ${row.rating.after}${counted(row.rating.weight)}`);
+          const shown = $("#summary-body .rating-after");
+          if (shown && store.state && store.state.id === gameId) shown.textContent = ratingTexts.get(gameId);
+          return;
+        }
+      } catch (err) { /* asked again */ }
+      await new Promise((done) => setTimeout(done, 1500));
+    }
+  })();
+  return ratingTexts.get(gameId);
+}
 
 start();
