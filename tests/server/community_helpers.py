@@ -125,3 +125,34 @@ def fresh_pg_database(pg_url: str, prefix: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def rated_table_game(host: Player, guest: Player) -> str:
+    """A rated two-player table game (host opens, guest joins) played to the
+    end with first legal moves: its id (not settled yet)."""
+    t = host.post("/api/lobby/tables", {"players": 2, "rated": True}).json()
+    game_id: str = guest.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
+    tokens = []
+    for p in (host, guest):
+        games = p.get("/api/lobby").json()["games"]
+        tokens.append(next(g["token"] for g in games if g["game"] == game_id))
+    play_to_the_end(host.client, game_id, tokens)
+    return game_id
+
+
+def engine_at_revision(url: str, revision: str) -> Any:
+    """An engine on ``url`` whose schema is migrated only up to ``revision``
+    (a database the code of that time left)."""
+    from alembic import command
+    from alembic.config import Config
+
+    from donutbox.server import migrate
+    from donutbox.server.storage import make_engine
+
+    engine = make_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrate.MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+    return engine

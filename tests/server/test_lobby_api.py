@@ -16,6 +16,7 @@ import pytest
 from community_helpers import (
     PASSWORD,
     Player,
+    engine_at_revision,
     fresh_pg_database,
     play_to_the_end,
     running_app,
@@ -295,19 +296,9 @@ def test_a_rated_lobby_game_played_to_the_end_lands_in_both_histories(app) -> No
 def _made_by_the_previous_code(url: str) -> None:
     """A database as the code before the lobby's tables left it: schema
     revision 0001 (its migration is unchanged), with a player signed up."""
-    from alembic import command
-    from alembic.config import Config
-
-    from donutbox.server import migrate
     from donutbox.server.accounts import Accounts
-    from donutbox.server.storage import make_engine
 
-    engine = make_engine(url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrate.MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0001")
+    engine = engine_at_revision(url, "0001")
     accounts = Accounts(engine)
     asyncio.run(accounts.sign_up("ann", PASSWORD))
     accounts.hashing.close()

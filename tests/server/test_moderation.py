@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import Player, fresh_pg_database, play_to_the_end, signed_up
+from community_helpers import (
+    Player,
+    fresh_pg_database,
+    rated_table_game,
+    signed_up,
+)
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -45,13 +50,7 @@ def app(url: str):  # type: ignore[no-untyped-def]
 
 def _table_game(app: Any, host: Player, guest: Player) -> str:
     """A rated two-player table game played to the end and settled."""
-    t = host.post("/api/lobby/tables", {"players": 2, "rated": True}).json()
-    game_id: str = guest.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
-    tokens = []
-    for p in (host, guest):
-        games = p.get("/api/lobby").json()["games"]
-        tokens.append(next(g["token"] for g in games if g["game"] == game_id))
-    play_to_the_end(host.client, game_id, tokens)
+    game_id = rated_table_game(host, guest)
     app.state.community.ratings.settle(game_id)
     return game_id
 

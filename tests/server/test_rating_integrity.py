@@ -15,8 +15,9 @@ import pytest
 from community_helpers import (
     PASSWORD,
     Player,
+    engine_at_revision,
     fresh_pg_database,
-    play_to_the_end,
+    rated_table_game,
     running_app,
     signed_up,
 )
@@ -45,18 +46,6 @@ KEY = Rules().key()
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
     with running_app(f"sqlite:///{tmp_path / 'c.db'}") as application:
         yield application
-
-
-def _table_game(host: Player, guest: Player) -> str:
-    """A rated two-player table game played to the end (first legal moves)."""
-    t = host.post("/api/lobby/tables", {"players": 2, "rated": True}).json()
-    game_id: str = guest.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
-    tokens = []
-    for p in (host, guest):
-        games = p.get("/api/lobby").json()["games"]
-        tokens.append(next(g["token"] for g in games if g["game"] == game_id))
-    play_to_the_end(host.client, game_id, tokens)
-    return game_id
 
 
 # -- the model's rules, by hand ------------------------------------------------
@@ -130,7 +119,7 @@ def test_two_accounts_of_one_person_cannot_lift_a_rating_by_playing_each_other(a
     main, alt, stranger = signed_up(app, "main", "alt", "stranger")
     ratings = app.state.community.ratings
     for _ in range(8):
-        ratings.settle(_table_game(main, alt))
+        ratings.settle(rated_table_game(main, alt))
     history = main.get("/api/players/main").json()["history"]
     assert len(history) == 8 and all(h["rated"] and h["finished"] for h in history)
     oldest_first = history[::-1]
@@ -169,7 +158,7 @@ def test_an_established_player_is_not_moved_by_a_new_account(app) -> None:  # ty
                 user_id=1, rules_key=KEY, mu=30.0, sigma=4.0, games=40, opponents=9, updated=now()
             )
         )
-    ratings.settle(_table_game(vet, fresh))
+    ratings.settle(rated_table_game(vet, fresh))
     mine = vet.get("/api/players/vet").json()
     assert mine["ratings"][KEY]["model"] == {"mu": 30.0, "sigma": 4.0}
     assert mine["ratings"][KEY]["games"] == 40
@@ -186,20 +175,11 @@ def test_an_established_player_is_not_moved_by_a_new_account(app) -> None:  # ty
 def _at_0002_with_a_rated_game(url: str) -> None:
     """A database of the code before: revision 0002, two accounts and one
     settled rated game between them."""
-    from alembic import command
-    from alembic.config import Config
     from sqlalchemy import text
 
-    from donutbox.server import migrate
     from donutbox.server.accounts import Accounts
-    from donutbox.server.storage import make_engine
 
-    engine = make_engine(url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrate.MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0002")
+    engine = engine_at_revision(url, "0002")
     accounts = Accounts(engine)
     a = asyncio.run(accounts.sign_up("ann", PASSWORD))
     b = asyncio.run(accounts.sign_up("bob", PASSWORD))
