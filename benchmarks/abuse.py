@@ -831,10 +831,97 @@ async def attack_abandonment(base: str, seconds: float, _game: dict[str, Any]) -
     }
 
 
+#: The farm: rated games between two accounts of one person.
+FARM_GAMES = 4
+
+
+async def _paced(send: Any, *args: Any, **kw: Any) -> Any:
+    """``send(*args, **kw)`` repeated while the server answers 429 (a
+    patient farmer waits out the per-address limits)."""
+    for _ in range(200):
+        r = await send(*args, **kw)
+        if r.status_code != 429:
+            return r
+        await asyncio.sleep(float(r.headers.get("retry-after", "0.2") or 0.2))
+    return r
+
+
+async def _play_out(http: Any, game: str, tokens: list[str]) -> None:
+    """Both seats play their first legal move until the game is over."""
+    auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    path = f"/api/online/{game}"
+    for _ in range(2000):
+        state = (await _paced(http.get, path, headers=auth[0])).json()
+        if state["finished"]:
+            return
+        seat = state["to_move"]
+        mine = (await _paced(http.get, path, headers=auth[seat])).json()
+        body = {"move": mine["legal"][0], "version": mine["version"]}
+        await _paced(http.post, f"{path}/moves", json=body, headers=auth[seat])
+    raise RuntimeError("the farmed game did not end")
+
+
+async def attack_rating_farming(base: str, seconds: float, _game: dict[str, Any]) -> dict[str, Any]:
+    """One person, two fresh accounts signed up from one address, plays
+    ``FARM_GAMES`` rated table games against himself to the end (each seat
+    its first legal move), then both queue for quick match: how much each
+    game counted, the ratings shown, the leaderboard, the pairing."""
+    players = []
+    for i in range(2):
+        http, csrf = await _signed_out_client(base, ATTACKERS[0])
+        name = f"farm{i}{random.getrandbits(24):06x}"
+        r = await _paced(
+            http.post,
+            "/api/account/signup",
+            json={"name": name, "password": "throwaway!"},
+            headers={"X-CSRF-Token": csrf},
+        )
+        if r.status_code != 200:
+            return {"second account": [r.status_code, r.json().get("detail")]}
+        players.append((http, {"X-CSRF-Token": r.json()["csrf"]}, name))
+    (a, a_csrf, a_name), (b, b_csrf, b_name) = players
+    weights: list[Any] = []
+    try:
+        for _ in range(FARM_GAMES):
+            t = await _paced(a.post, "/api/lobby/tables", json={"players": 2}, headers=a_csrf)
+            join = f"/api/lobby/tables/{t.json()['id']}/join"
+            joined = await _paced(b.post, join, headers=b_csrf)
+            game = joined.json()["game"]
+            tokens = []
+            for http, _, _ in players:
+                games = (await _paced(http.get, "/api/lobby")).json()["games"]
+                tokens.append(next(g["token"] for g in games if g["game"] == game))
+            await _play_out(a, game, tokens)
+            history = (await _paced(a.get, f"/api/players/{a_name}")).json()["history"]
+            entry = next((h for h in history if h["game"] == game), None)
+            weights.append(None if entry is None else entry["rating"].get("weight"))
+        shown = {}
+        for name in (a_name, b_name):
+            ratings = (await _paced(a.get, f"/api/players/{name}")).json()["ratings"]
+            shown[name] = [
+                f"{r['rating']}{'?' if r.get('provisional') else ''}" for r in ratings.values()
+            ]
+        boards = (await _paced(a.get, "/api/leaderboard")).json()["boards"]
+        listed = [e["name"] for board in boards for e in board["players"]]
+        first = await a.post("/api/lobby/queue", json={"players": 2}, headers=a_csrf)
+        second = await b.post("/api/lobby/queue", json={"players": 2}, headers=b_csrf)
+    finally:
+        for http, _, _ in players:
+            await http.aclose()
+    return {
+        "rated games played": len(weights),
+        "weight each game counted with": weights,
+        "ratings shown (? = provisional)": shown,
+        "farm accounts on the leaderboard": [n for n in listed if n in (a_name, b_name)],
+        "quick match paired them": bool(first.json().get("game") or second.json().get("game")),
+    }
+
+
 ATTACKS = [
     ("lobby fill", attack_lobby_fill),
     ("lobby push amplification", attack_lobby_push),
     ("abandonment", attack_abandonment),
+    ("rating farming", attack_rating_farming),
     ("sign-in lockout", attack_lockout),
     (
         "sign-in flood, 160 from 8 addresses, 8 in flight",
