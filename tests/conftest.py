@@ -15,6 +15,8 @@
 - Hypothesis profiles: no deadlines (a busy machine or a parallel run must
   not turn a slow example into a failure); ``DONUTBOX_HYPOTHESIS_PROFILE``
   picks one.
+- ``DONUTBOX_CHECK_WIRE=1``: outgoing WebSocket messages checked against
+  their models (server/wire).
 - Fixtures: ``cli`` (the real ``donutbox`` command in a subprocess) and
   ``live_server`` / ``serve`` (a real ``donutbox serve`` on a free loopback
   port with an SQLite file, which a test may kill and start again).
@@ -38,6 +40,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+# Every outgoing WebSocket message is checked against its documented model
+# (server/wire), in this process and in every server a test starts: a field
+# a model lacks fails the test that sent it.
+os.environ["DONUTBOX_CHECK_WIRE"] = "1"
 
 import donutbox
 from throwaway_servers import ThrowawayServers, wanted

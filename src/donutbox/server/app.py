@@ -22,13 +22,23 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from . import ai_runner, migrate, routes_lobby, routes_local, routes_meta, routes_online, security
+from . import (
+    ai_runner,
+    migrate,
+    routes_lobby,
+    routes_local,
+    routes_meta,
+    routes_online,
+    security,
+    wire,
+)
 from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
 from .routes_analysis import router as analysis_router
@@ -129,7 +139,25 @@ def create_app(
             return FileResponse(STATIC / "index.html")
 
     _answer_head_like_get(app)
+    _document_messages(app)
     return app
+
+
+def _document_messages(app: FastAPI) -> None:
+    """The WebSocket messages in the OpenAPI document's components
+    (``ServerMessage``, ``ClientMessage``, ``LobbyMessage``: server/wire):
+    OpenAPI has no operations for a socket, but its schemas are where a
+    client's author looks."""
+    made = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = made()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(wire.schemas())
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _answer_head_like_get(app: FastAPI) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from . import wire
 from .online import RateLimit
 from .session import SPECTATOR, GameSession
 
@@ -37,6 +38,10 @@ Send = Callable[[str], Awaitable[None]]
 
 
 def encode(message: dict[str, Any]) -> str:
+    """A game socket's message as JSON text (checked against its model in
+    ``wire`` when ``DONUTBOX_CHECK_WIRE=1``)."""
+    if wire.CHECKING:
+        wire.check_server_message(message)
     # orjson: states are sent on every move to every reader; it encodes them
     # several times faster than the standard library.
     return orjson.dumps(message).decode()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, create_model, field_validator
+from pydantic import BaseModel, Field, StrictBool, create_model, field_validator
 
 from ..core import RULE_OPTIONS, RuleOption, Rules
 from ..core.decks import MAX_TEXT as MAX_DECK_TEXT
@@ -25,7 +25,7 @@ MAX_NAME = 40
 
 def _rule_field(option: RuleOption) -> tuple[Any, Any]:
     if option.kind == "flag":
-        return bool, Field(option.default, description=option.help)
+        return StrictBool, Field(option.default, description=option.help)
     return Literal[option.values], Field(option.default, description=option.help)
 
 
@@ -107,7 +107,7 @@ class NewOnlineGame(RuleFields):  # type: ignore[misc,valid-type]
     seconds: float | None = Field(
         None, gt=0, description="thinking time of timed AI seats (most: /api/meta's agents)"
     )
-    takebacks: bool = Field(
+    takebacks: StrictBool = Field(
         False, description="allow takebacks (each needs every other human's consent)"
     )
     seed: Any = Field(

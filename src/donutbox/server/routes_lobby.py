@@ -18,9 +18,10 @@ import time
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from ..core import RULE_OPTIONS
+from . import wire
 from .accounts import SESSION_COOKIE, User
 from .errors import Conflict, Invalid, NoSuchGame
 from .hub import Hub
@@ -32,6 +33,7 @@ from .online import RateLimit
 from .ratings import Ratings, ordinal
 from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from .routes_online import make_online_game
+from .wire import LobbyState, check_lobby_message
 
 router = APIRouter()
 log = logging.getLogger("donutbox.server.lobby")
@@ -60,8 +62,8 @@ class NewTable(RuleFields):  # type: ignore[misc,valid-type]
     clock: ClockOption | None = Field(
         None, description="a rated table without one gets 5 minutes + 3 s a move"
     )
-    rated: bool = Field(True, description="a rated game allows no takebacks")
-    takebacks: bool = Field(False, description="allow takebacks (the game is then unrated)")
+    rated: StrictBool = Field(True, description="a rated game allows no takebacks")
+    takebacks: StrictBool = Field(False, description="allow takebacks (the game is then unrated)")
 
 
 class QuickMatch(RuleFields):  # type: ignore[misc,valid-type]
@@ -166,7 +168,7 @@ async def not_playing_rated(c: Community, user: User) -> None:
         )
 
 
-@router.get("/api/lobby")
+@router.get("/api/lobby", response_model=LobbyState, response_model_by_alias=True)
 async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     """The lobby as the signed-in player sees it (``games``: their games in
     progress, each with their own seat's link)."""
@@ -285,7 +287,10 @@ async def lobby_socket(ws: WebSocket) -> None:
             except Exception as err:  # the database failed: the next change tries again
                 log.warning("lobby: a socket's state could not be read (%s)", type(err).__name__)
                 continue
-            await ws.send_text(json.dumps({"type": "lobby", "lobby": state}))
+            message = {"type": "lobby", "lobby": state}
+            if wire.CHECKING:
+                check_lobby_message(message)
+            await ws.send_text(json.dumps(message))
 
     task: asyncio.Future[None] | None = None
     limit = RateLimit(rate=2.0, burst=10)

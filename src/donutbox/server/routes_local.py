@@ -37,6 +37,7 @@ from .protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
 from .routes_online import bearer
 from .routing import Creating, HubDep
 from .session import HUMAN, ONLINE, GameSession, open_boxes
+from .wire import STATE, Preview, ReplayFrame
 
 router = APIRouter()
 
@@ -93,7 +94,7 @@ def _owned(state: dict[str, Any], token: str) -> dict[str, Any]:
     return state
 
 
-@router.post("/api/games", dependencies=[Creating])
+@router.post("/api/games", dependencies=[Creating], **STATE)
 async def new_game(
     req: NewGame, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
@@ -169,12 +170,12 @@ def _count(n: object) -> int:
 Auth = Header(None, alias="Authorization", description="Bearer <owner token>")
 
 
-@router.get("/api/games/{game_id}")
+@router.get("/api/games/{game_id}", **STATE)
 async def get_game(game_id: str, hub: HubDep, authorization: str | None = Auth) -> dict[str, Any]:
     return (await local(hub, game_id, authorization)).state()
 
 
-@router.post("/api/games/{game_id}/moves")
+@router.post("/api/games/{game_id}/moves", **STATE)
 async def play(
     game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
@@ -189,7 +190,7 @@ async def play(
         raise
 
 
-@router.get("/api/games/{game_id}/preview")
+@router.get("/api/games/{game_id}/preview", response_model=Preview)
 async def preview(
     game_id: str, move: str, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
@@ -221,7 +222,7 @@ async def hint(
     return {"move": move, "version": body.version}
 
 
-@router.post("/api/games/{game_id}/undo")
+@router.post("/api/games/{game_id}/undo", **STATE)
 async def undo(
     game_id: str, body: Version, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
@@ -263,7 +264,7 @@ async def record(game_id: str, hub: HubDep, authorization: str | None = Auth) ->
     return out
 
 
-@router.post("/api/games/import", dependencies=[Creating])
+@router.post("/api/games/import", dependencies=[Creating], **STATE)
 async def import_game(
     record: dict[str, Any], hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
@@ -288,7 +289,7 @@ async def import_game(
     return _owned((await hub.load(stored.id)).state(), token)
 
 
-@router.get("/api/games/{game_id}/replay/{ply}")
+@router.get("/api/games/{game_id}/replay/{ply}", response_model=ReplayFrame)
 async def replay_at(
     game_id: str, ply: int, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from .online import digest as token_digest
 from .protocol import serve_online
 from .routing import Creating, HubDep
 from .session import HUMAN, ONLINE, SPECTATOR, GameSession
+from .wire import STATE
 
 router = APIRouter()
 
@@ -115,7 +116,7 @@ async def make_online_game(req: NewOnlineGame, hub: Hub, rated: bool = False) ->
     }
 
 
-@router.get("/api/online/{game_id}")
+@router.get("/api/online/{game_id}", **STATE)
 async def online_state(
     game_id: str, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
@@ -126,7 +127,7 @@ async def online_state(
     return state
 
 
-@router.post("/api/online/{game_id}/moves")
+@router.post("/api/online/{game_id}/moves", **STATE)
 async def online_move(
     game_id: str, intent: Intent, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:
@@ -144,7 +145,7 @@ async def online_move(
         raise
 
 
-@router.post("/api/online/{game_id}/resign")
+@router.post("/api/online/{game_id}/resign", **STATE)
 async def online_resign(
     game_id: str, body: Version, hub: HubDep, authorization: str | None = Header(None)
 ) -> dict[str, Any]:

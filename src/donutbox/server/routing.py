@@ -3,10 +3,11 @@ session's typed refusals (errors.py) to HTTP status codes."""
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi.exceptions import RequestValidationError, ResponseValidationError
 from fastapi.responses import JSONResponse
 
 from . import limits
@@ -22,6 +23,8 @@ from .errors import (
     Stale,
 )
 from .hub import Hub
+
+log = logging.getLogger("donutbox.server")
 
 #: The HTTP status of each kind of refusal (the most specific class wins).
 STATUS: dict[type[ActionError], int] = {
@@ -77,3 +80,17 @@ def install_error_handlers(app: FastAPI) -> None:
             msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
             reasons.append(f"{where}: {msg}")
         return JSONResponse({"detail": "; ".join(reasons) or "invalid request"}, 422)
+
+    @app.exception_handler(ResponseValidationError)
+    async def _undocumented(request: Request, err: ResponseValidationError) -> JSONResponse:
+        """An answer that does not match its response model (server/wire): a
+        server bug.  Nothing of it is sent (it may hold a field that must not
+        leave); one log line names the field."""
+        first = err.errors()[0] if err.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ())[1:]) or "body"
+        log.error(
+            "wire: %s %s answered %s: %s", request.method, request.url.path, where, first.get("msg")
+        )
+        return JSONResponse(
+            {"detail": "server: the answer did not match its documented shape"}, 500
+        )

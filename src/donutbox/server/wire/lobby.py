@@ -1,0 +1,81 @@
+"""The lobby as one signed-in player sees it: ``GET /api/lobby`` and the
+lobby socket's ``lobby`` messages (server/lobby.py, routes_lobby.py)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import Wire
+
+
+class LobbyTable(Wire):
+    id: str
+    rules: dict[str, str | bool]
+    rules_key: str
+    rules_label: str
+    players: int
+    clock: dict[str, float] | None = Field(description="{minutes, increment}, or none")
+    rated: bool
+    takebacks: bool
+    host: str
+    waiting: list[str] = Field(description="the names seated so far, in order")
+
+
+class LobbyInvite(Wire):
+    from_: str = Field(alias="from")
+    table: str
+    rules_label: str
+
+
+class LobbyQueued(Wire):
+    rules_key: str
+    players: int
+
+
+class RatingModel(Wire):
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+
+
+class RatingChange(Wire):
+    """How a settled rated game moved the player's rating (the 1500 scale;
+    ``model``: the rating model's own figures)."""
+
+    before: int
+    after: int
+    weight: float = Field(description="how much the game counted (docs/community.md)")
+    model: RatingModel
+
+
+class LobbyGame(Wire):
+    """One of the player's lobby games (an entry of their history): in the
+    lobby, the games still in progress."""
+
+    game: str
+    seat: int
+    token: str = Field(description="the player's own seat token (their link)")
+    players: list[str]
+    opponents: list[str]
+    rules: str = Field(description="the rule set's key")
+    rules_label: str
+    rated: bool
+    voided: bool
+    finished: bool
+    place: int | None
+    score: int | None
+    rating: RatingChange | None
+    date: str
+    link: str
+
+
+class LobbyState(Wire):
+    me: str
+    tables: list[LobbyTable]
+    queue: dict[str, int] = Field(description='players waiting, per "rules_key/players"')
+    online: list[str] = Field(description="who is online (200 names at most)")
+    invites: list[LobbyInvite]
+    table: str | None = Field(description="the table the player sits at, if any")
+    queued: LobbyQueued | None
+    games: list[LobbyGame]
