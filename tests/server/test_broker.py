@@ -95,7 +95,7 @@ def test_a_version_that_took_moves_back_is_read_whole(store: Store) -> None:
 
 
 def test_without_a_broker_every_lease_is_this_process_s() -> None:
-    b = LocalBroker()
+    b = LocalBroker(None)  # type: ignore[arg-type]  # never calls its host
     assert not b.shared and b.holds("any") and b.elsewhere("any") == (set(), 0)
 
 
@@ -229,13 +229,10 @@ def test_a_lease_is_one_process_s_until_it_stops_renewing(monkeypatch: Any) -> N
             self.sessions: dict[str, Any] = {}
             self.locks: dict[str, Any] = {}
             self.loads = 0
-
-            class Clocks:
-                def drop(self, _game_id: str) -> None:
-                    return None
-
-            self.clocks = Clocks()
             self.fanout = type("F", (), {"readers": {}})()
+
+        def stop_clock(self, _game_id: str) -> None:
+            return None
 
         async def load(self, game_id: str) -> Any:
             self.loads += 1
@@ -244,10 +241,8 @@ def test_a_lease_is_one_process_s_until_it_stops_renewing(monkeypatch: Any) -> N
     async def main() -> None:
         assert REDIS
         prefix = f"test-{uuid.uuid4().hex[:8]}"
-        a, b = RedisBroker(REDIS, prefix), RedisBroker(REDIS, prefix)
         hubs = [FakeHub(), FakeHub()]
-        for broker, hub in zip((a, b), hubs, strict=True):
-            broker.attach(hub)  # type: ignore[arg-type]
+        a, b = (RedisBroker(hub, REDIS, prefix) for hub in hubs)  # type: ignore[arg-type]
         await a.start()
         await b.start()
         try:
@@ -639,22 +634,22 @@ def test_leases_dropped_while_redis_was_away_are_asked_for_again(
             self.locks: dict[str, Any] = {}
 
         fanout = type("F", (), {"readers": {}})()
-        seats = type("A", (), {"kick": staticmethod(kicked.append)})()
-        clocks = type(
-            "C",
-            (),
-            {
-                "drop": staticmethod(lambda _g: None),
-                "schedule": staticmethod(lambda s: scheduled.append(s.id)),
-            },
-        )()
+        kick_ai = staticmethod(kicked.append)
+
+        def stop_clock(self, _game_id: str) -> None:
+            return None
+
+        def watch_clock(self, s: Any) -> None:
+            scheduled.append(s.id)
+
+        def ai_thinking(self, _game_id: str) -> bool:
+            return False
 
     redis_proc = start_redis()
 
     async def main() -> None:
         nonlocal redis_proc
-        b = RedisBroker(f"redis://127.0.0.1:{port}/0", "away")
-        b.attach(Hub())  # type: ignore[arg-type]
+        b = RedisBroker(Hub(), f"redis://127.0.0.1:{port}/0", "away")  # type: ignore[arg-type]
         await b.start()
         try:
             assert await b.client.set(b._lease("g"), b.origin, nx=True, px=600)
@@ -719,7 +714,7 @@ def test_a_lease_not_renewed_lately_is_not_trusted() -> None:
     pytest.importorskip("redis")
     from donutbox.server import broker as broker_module
 
-    b = RedisBroker("redis://127.0.0.1:1/0", "unused")  # never connected
+    b = RedisBroker(None, "redis://127.0.0.1:1/0", "unused")  # type: ignore[arg-type]
     b.held.add("g")
     seconds = broker_module.LEASE_MS / 1000
     b.held_at["g"] = time.monotonic() - (seconds - broker_module.LEASE_MARGIN) - 0.05
@@ -736,9 +731,8 @@ def test_clock_starts_are_forgotten_with_their_games() -> None:
     renewal round (it does not grow with every game ever seen)."""
     pytest.importorskip("redis")
 
-    b = RedisBroker("redis://127.0.0.1:1/0", "unused")  # never connected
     hub = type("H", (), {"sessions": {"here": object()}})()
-    b.attach(hub)  # type: ignore[arg-type]
+    b = RedisBroker(hub, "redis://127.0.0.1:1/0", "unused")  # type: ignore[arg-type]
     b.clock_known.update({"here": 4, "gone": 7})
     asyncio.run(b._renew_all())  # nothing held: no Redis call
     assert b.clock_known == {"here": 4}
@@ -754,7 +748,7 @@ def test_shutdown_ends_a_task_that_swallowed_its_cancellation(monkeypatch: Any) 
     from donutbox.server import broker as broker_module
 
     async def main() -> None:
-        b = RedisBroker("redis://127.0.0.1:1/0", "unused")  # never connected
+        b = RedisBroker(None, "redis://127.0.0.1:1/0", "unused")  # type: ignore[arg-type]
         queue: asyncio.Queue[int] = asyncio.Queue()
         swallowed = asyncio.Event()
 

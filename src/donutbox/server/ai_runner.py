@@ -26,15 +26,14 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..ai import agent_info
 from .errors import Stale
-from .session import choose_ai_move
+from .fanout import Fanout, encode
+from .ports import GamesInMemory, Leases
+from .session import GameSession, choose_ai_move
 from .storage import StorageError
-
-if TYPE_CHECKING:
-    from .hub import Hub
 
 log = logging.getLogger("donutbox.server.ai")
 
@@ -232,25 +231,38 @@ AI_RETRY = 2.0
 
 
 class AISeats:
-    """Lets an AI seat move whenever it is its turn."""
+    """Lets an AI seat move whenever it is its turn.  Its parts, given by
+    the hub: the games in memory, the leases (only the holder of a game's
+    lease moves its AI seats), the readers, the AI work queues, and the
+    clocks' ``watch`` (after an AI move, the next player's clock)."""
 
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    def __init__(
+        self,
+        games: GamesInMemory,
+        leases: Leases,
+        fanout: Fanout,
+        ai: AIWork,
+        watch_clock: Callable[[GameSession], None],
+    ) -> None:
+        self.games = games
+        self.leases = leases
+        self.fanout = fanout
+        self.ai = ai
+        self.watch_clock = watch_clock
         #: games whose AI seat is thinking
         self.thinking: set[str] = set()
 
     def kick(self, game_id: str) -> None:
-        s = self.hub.sessions.get(game_id)
+        s = self.games.sessions.get(game_id)
         if s is None or s.over or not s.ai_to_move() or game_id in self.thinking:
             return
-        broker = self.hub.broker
-        if not broker.holds(game_id):
+        if not self.leases.holds(game_id):
             # With a broker, only the holder of the game's lease moves its AI
             # seats; asking for the lease kicks again once it is ours.
-            broker.want(game_id)
+            self.leases.want(game_id)
             return
         self.thinking.add(game_id)
-        self.hub.spawn(self._run(game_id))
+        self.games.spawn(self._run(game_id))
 
     async def _run(self, game_id: str) -> None:
         try:
@@ -258,33 +270,31 @@ class AISeats:
         except StorageError as err:
             # The move was not saved (the store retried): tell the readers
             # and think again shortly; the game is never left "thinking".
-            from .fanout import encode
-
             text = encode({"type": "error", "reason": err.reason})
-            for c in list(self.hub.fanout.of(game_id)):
+            for c in list(self.fanout.of(game_id)):
                 c.put_text(text)
             asyncio.get_running_loop().call_later(AI_RETRY, self.kick, game_id)
         finally:
             self.thinking.discard(game_id)
 
     async def _play(self, game_id: str) -> None:
-        hub = self.hub
+        games, leases = self.games, self.leases
         while True:
-            s = hub.session(game_id)
-            async with hub.lock(game_id):
+            s = games.session(game_id)
+            async with games.lock(game_id):
                 pending = s.ai_view()
                 if pending is None:
                     return
                 view, seat = pending
                 name, options = s.agent_spec(seat)
                 version = s.version
-            move = await hub.ai.think(game_id, view, name, options, seed(game_id, version))
-            s = hub.session(game_id)
-            async with hub.lock(game_id):
-                if not hub.broker.holds(game_id):
+            move = await self.ai.think(game_id, view, name, options, seed(game_id, version))
+            s = games.session(game_id)
+            async with games.lock(game_id):
+                if not leases.holds(game_id):
                     # The lease went to another process (it moves), or its
                     # renewal is late: asked for, it kicks again once ours.
-                    hub.broker.want(game_id)
+                    leases.want(game_id)
                     return
                 if s.version != version:
                     continue  # something changed (a takeback): think again
@@ -294,10 +304,10 @@ class AISeats:
                     stale = True  # stored by another process meanwhile
                 else:
                     stale = False
-                    hub.fanout.publish(s)
-                    hub.broker.published(s)
-                    hub.clocks.schedule(s)
-            if stale and not await hub.broker.refresh(game_id):
+                    self.fanout.publish(s)
+                    leases.published(s)
+                    self.watch_clock(s)
+            if stale and not await leases.refresh(game_id):
                 return
 
 

@@ -54,15 +54,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -71,11 +72,9 @@ from ..core.record import dump, load
 from . import failpoints, throttle
 from .errors import NoSuchGame
 from .online import Clock
+from .ports import BrokerHost
 from .session import GameSession
 from .storage import StorageError, StoredGame
-
-if TYPE_CHECKING:
-    from .hub import Hub
 
 log = logging.getLogger("donutbox.server.broker")
 
@@ -164,11 +163,9 @@ class LocalBroker:
     shared = False
     origin = "local"
 
-    def __init__(self) -> None:
-        self.hub: Hub | None = None
-
-    def attach(self, hub: Hub) -> None:
-        self.hub = hub
+    def __init__(self, host: BrokerHost) -> None:
+        #: the games in memory, their readers, AI seats and clocks (the hub)
+        self.host = host
 
     async def start(self) -> None:
         return None
@@ -231,8 +228,8 @@ class RedisBroker(LocalBroker):
 
     shared = True
 
-    def __init__(self, url: str, prefix: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, host: BrokerHost, url: str, prefix: str | None = None) -> None:
+        super().__init__(host)
         import redis.asyncio as aioredis
 
         self.url = url
@@ -401,8 +398,7 @@ class RedisBroker(LocalBroker):
                 if not first:
                     # Messages may have been missed meanwhile: catch up; and
                     # leases dropped while Redis was away are asked for again.
-                    hub = self.hub
-                    for game_id in list(hub.sessions) if hub else []:
+                    for game_id in list(self.host.sessions):
                         self._spawn(self.refresh(game_id))
                     self._ask_again()
                 first = False
@@ -458,10 +454,8 @@ class RedisBroker(LocalBroker):
         if kind == "p":
             self._hear_presence(game_id, str(origin), msg)
             return
-        hub = self.hub
-        if hub is None:
-            return
-        if game_id not in hub.sessions:
+        host = self.host
+        if game_id not in host.sessions:
             if kind == "v":
                 self.heard[game_id] = max(int(msg["v"]), self.heard.pop(game_id, -1))
                 while len(self.heard) > HEARD:
@@ -493,15 +487,14 @@ class RedisBroker(LocalBroker):
             self._inbox.pop(game_id, None)
 
     async def _apply_version(self, game_id: str, msg: dict[str, Any]) -> None:
-        hub = self.hub
-        assert hub is not None
-        lock = hub.locks.get(game_id)
+        host = self.host
+        lock = host.locks.get(game_id)
         if lock is None:
             return
         version = int(msg["v"])
         takeback = _takeback_of(msg.get("tb"))
         async with lock:
-            s = hub.sessions.get(game_id)
+            s = host.sessions.get(game_id)
             if s is None or version < s.version:
                 return
             if version == s.version:
@@ -510,7 +503,7 @@ class RedisBroker(LocalBroker):
                 if takeback == s.takeback:
                     return
                 s.takeback = takeback
-                hub.fanout.publish(s)
+                host.fanout.publish(s)
                 return
             if version == s.version + 1:
                 stored = StoredGame(
@@ -531,7 +524,7 @@ class RedisBroker(LocalBroker):
             else:  # a gap: the database has what was missed
                 if not await self._reload(s):
                     return
-            hub.fanout.publish(s)
+            host.fanout.publish(s)
         self._after_change(s)
 
     async def _reload(self, s: GameSession) -> bool:
@@ -547,23 +540,21 @@ class RedisBroker(LocalBroker):
         return True
 
     async def refresh(self, game_id: str) -> bool:
-        hub = self.hub
-        assert hub is not None
-        lock = hub.locks.get(game_id)
-        s = hub.sessions.get(game_id)
+        host = self.host
+        lock = host.locks.get(game_id)
+        s = host.sessions.get(game_id)
         if lock is None or s is None:
             return False
         async with lock:
-            if hub.sessions.get(game_id) is not s or not await self._reload(s):
+            if host.sessions.get(game_id) is not s or not await self._reload(s):
                 return False
-            hub.fanout.publish(s)
+            host.fanout.publish(s)
         self._after_change(s)
         return True
 
     async def check_stored(self, game_id: str) -> None:
-        hub = self.hub
-        assert hub is not None
-        s = hub.sessions.get(game_id)
+        host = self.host
+        s = host.sessions.get(game_id)
         if s is None:
             return
         try:
@@ -580,15 +571,14 @@ class RedisBroker(LocalBroker):
         (a reader here, or this process's lease: an AI seat or a clock), in
         one query; each game found ahead of memory is read again and its
         readers are sent it.  How many were."""
-        hub = self.hub
-        assert hub is not None
-        watched = [g for g in hub.sessions if g in self.held or hub.fanout.count(g)]
+        host = self.host
+        watched = [g for g in host.sessions if g in self.held or host.fanout.count(g)]
         if not watched:
             return 0
-        stored = await asyncio.to_thread(hub.store.versions, watched)
+        stored = await asyncio.to_thread(host.store.versions, watched)
         behind = 0
         for game_id in watched:
-            s = hub.sessions.get(game_id)
+            s = host.sessions.get(game_id)
             if s is not None and stored.get(game_id, -1) > s.version:
                 behind += await self.refresh(game_id)
         self.reconciled += behind
@@ -605,29 +595,27 @@ class RedisBroker(LocalBroker):
                 log.error("broker: games not compared with the database (%s)", _said(err))
 
     def _after_change(self, s: GameSession) -> None:
-        hub = self.hub
-        assert hub is not None
+        host = self.host
         if s.over:
             self.release(s.id)
-        hub.seats.kick(s.id)
-        hub.clocks.schedule(s)
+        host.kick_ai(s.id)
+        host.watch_clock(s)
 
     async def _apply_clock(self, game_id: str, msg: dict[str, Any]) -> None:
-        hub = self.hub
-        assert hub is not None
-        lock = hub.locks.get(game_id)
+        host = self.host
+        lock = host.locks.get(game_id)
         if lock is None:
             return
         async with lock:
-            s = hub.sessions.get(game_id)
+            s = host.sessions.get(game_id)
             if s is None or s.version != int(msg["v"]) or s.clock is None:
                 return
             elapsed = msg.get("e")
             self.clock_known[game_id] = s.version
             s.clock.running = True
             s.clock.turn_started = time.monotonic() if elapsed is None else _monotonic_of(elapsed)
-            hub.fanout.publish(s)
-        hub.clocks.schedule(s)
+            host.fanout.publish(s)
+        host.watch_clock(s)
 
     def installed(self, s: GameSession) -> None:
         seats, _ = self.elsewhere(s.id)
@@ -639,11 +627,10 @@ class RedisBroker(LocalBroker):
     # -- presence -----------------------------------------------------------------
 
     def _local_presence(self, game_id: str) -> tuple[list[int], int]:
-        hub = self.hub
-        assert hub is not None
+        host = self.host
         seats: set[int] = set()
         spectators = 0
-        for c in hub.fanout.of(game_id):
+        for c in host.fanout.of(game_id):
             if not c.online or c.seat is None:
                 continue
             if c.seat < 0:
@@ -669,25 +656,22 @@ class RedisBroker(LocalBroker):
                 del self.remote[game_id]
         if before is not None and before[0] == seats and before[1] == spectators:
             return  # a beat: nothing new
-        hub = self.hub
-        if hub is None:
-            return
-        s = hub.sessions.get(game_id)
+        host = self.host
+        s = host.sessions.get(game_id)
         if s is not None:
             s.joined |= seats
             self._maybe_start_clock(s)
-        hub.fanout.presence_changed(game_id, announce=False)
+        host.fanout.presence_changed(game_id, announce=False)
 
     def _maybe_start_clock(self, s: GameSession) -> None:
         """Every human seat has joined, some of them on other processes."""
-        hub = self.hub
-        assert hub is not None
-        lock = hub.locks.get(s.id)
+        host = self.host
+        lock = host.locks.get(s.id)
         if not s.humans() <= s.joined or lock is None or lock.locked():
             return
         if s.start_clock():
-            hub.clocks.schedule(s)
-            hub.fanout.publish(s)
+            host.watch_clock(s)
+            host.fanout.publish(s)
 
     def elsewhere(self, game_id: str) -> tuple[set[int], int]:
         per_game = self.remote.get(game_id)
@@ -703,22 +687,17 @@ class RedisBroker(LocalBroker):
         return seats, spectators
 
     def _forget_origin(self, origin: str) -> None:
-        hub = self.hub
         for game_id in list(self.remote):
             if self.remote[game_id].pop(origin, None) is not None:
                 if not self.remote[game_id]:
                     del self.remote[game_id]
-                if hub is not None:
-                    hub.fanout.presence_changed(game_id, announce=False)
+                self.host.fanout.presence_changed(game_id, announce=False)
 
     async def _beat_forever(self) -> None:
         while not self._closing:
             await asyncio.sleep(PRESENCE_BEAT)
-            hub = self.hub
-            if hub is None:
-                continue
             beat: dict[str, list[Any]] = {}
-            for game_id in list(hub.fanout.readers):
+            for game_id in list(self.host.fanout.readers):
                 seats, spectators = self._local_presence(game_id)
                 if seats or spectators:
                     beat[game_id] = [seats, spectators]
@@ -733,7 +712,7 @@ class RedisBroker(LocalBroker):
                 if not per_game:
                     del self.remote[game_id]
                 if stale:
-                    hub.fanout.presence_changed(game_id, announce=False)
+                    self.host.fanout.presence_changed(game_id, announce=False)
 
     # -- leases ---------------------------------------------------------------------
 
@@ -760,8 +739,7 @@ class RedisBroker(LocalBroker):
         self._spawn(self._acquire(game_id))
 
     async def _acquire(self, game_id: str) -> None:
-        hub = self.hub
-        assert hub is not None
+        host = self.host
         try:
             try:
                 asked = time.monotonic()
@@ -791,7 +769,7 @@ class RedisBroker(LocalBroker):
             self.held.add(game_id)
             self.held_at[game_id] = asked
             try:
-                s = await hub.load(game_id)
+                s = await host.load(game_id)
             except (NoSuchGame, StorageError):
                 self.release(game_id)
                 return
@@ -801,7 +779,7 @@ class RedisBroker(LocalBroker):
                 await self.refresh(game_id)
             except Exception as err:  # the seats and clock are started anyway
                 log.warning("broker: game %s not read again on taking its lease (%s)", game_id, err)
-            s = hub.sessions.get(game_id) or s
+            s = host.sessions.get(game_id) or s
             if s.over:
                 self.release(game_id)
                 return
@@ -810,15 +788,15 @@ class RedisBroker(LocalBroker):
                 # restarts now (the time nobody ran it is not charged).
                 self.takeovers += 1
                 log.warning("broker: took over game %s", game_id)
-                lock = hub.locks.get(game_id)
+                lock = host.locks.get(game_id)
                 if s.clock is not None and s.clock.running and lock is not None:
                     async with lock:
                         s.clock.turn_started = time.monotonic()
                         self.clock_known[game_id] = s.version
                         self._send({"k": "c", "g": game_id, "v": s.version, "e": clock_ref(s)})
-                        hub.fanout.publish(s)
-            hub.seats.kick(game_id)
-            hub.clocks.schedule(s)
+                        host.fanout.publish(s)
+            host.kick_ai(game_id)
+            host.watch_clock(s)
         finally:
             self.wanted.discard(game_id)
 
@@ -834,9 +812,7 @@ class RedisBroker(LocalBroker):
         self.held.discard(game_id)
         self.held_at.pop(game_id, None)
         self.stalled.discard(game_id)
-        hub = self.hub
-        if hub is not None:
-            hub.clocks.drop(game_id)
+        self.host.stop_clock(game_id)
 
     async def _give_back(self, game_id: str) -> None:
         try:
@@ -880,43 +856,39 @@ class RedisBroker(LocalBroker):
         trusted, and whose lease is trusted again (renewed, or taken again):
         their AI seat is kicked and their clock watched again (nothing else
         would before the next move)."""
-        hub = self.hub
-        if hub is None:
-            return
+        host = self.host
         for game_id in list(self.stalled):
             if game_id not in self.held:  # dropped: asked for again meanwhile
                 self.stalled.discard(game_id)
                 continue
-            if not self.holds(game_id) or game_id in hub.seats.thinking:
+            if not self.holds(game_id) or host.ai_thinking(game_id):
                 continue  # next round (a thinking seat is ending its turn)
             self.stalled.discard(game_id)
-            s = hub.sessions.get(game_id)
+            s = host.sessions.get(game_id)
             if s is not None and not s.over:
-                hub.seats.kick(game_id)
-                hub.clocks.schedule(s)
+                host.kick_ai(game_id)
+                host.watch_clock(s)
 
     def _ask_again(self) -> None:
         """Every game in memory with an AI seat to move or a running clock
         asks for its lease again (after leases were dropped without Redis,
         and when it is back: nothing else would ask while nobody moves)."""
-        hub = self.hub
-        if hub is None:
-            return
-        for game_id, s in list(hub.sessions.items()):
+        host = self.host
+        for game_id, s in list(host.sessions.items()):
             if s.over:
                 continue
-            hub.seats.kick(game_id)
-            hub.clocks.schedule(s)
+            host.kick_ai(game_id)
+            host.watch_clock(s)
 
     async def _renew_all(self) -> None:
-        hub = self.hub
+        host = self.host
         for game_id in list(self.held):
-            s = hub.sessions.get(game_id) if hub is not None else None
+            s = host.sessions.get(game_id)
             if s is None or s.over:
                 self.release(game_id)
-        if hub is not None:  # games that left memory (held here or not)
-            for game_id in [g for g in self.clock_known if g not in hub.sessions]:
-                del self.clock_known[game_id]
+        # games that left memory (held here or not)
+        for game_id in [g for g in self.clock_known if g not in host.sessions]:
+            del self.clock_known[game_id]
         games = sorted(self.held)
         if not games:
             self._renewed = time.monotonic()
@@ -1039,12 +1011,21 @@ def adopt(s: GameSession, stored: StoredGame, elapsed: float | None) -> None:
     s.takeback = None
 
 
-def make_broker(url: str | None) -> LocalBroker:
-    """The broker for ``url`` (``redis://`` or ``rediss://``), or the
-    in-process one for None."""
+#: How the hub makes its broker: given the hub (``BrokerHost``), the broker.
+BrokerFactory = Callable[[BrokerHost], LocalBroker]
+
+
+def make_broker(url: str | None) -> BrokerFactory:
+    """How to make the broker for ``url`` (``redis://`` or ``rediss://``),
+    or the in-process one for None (the hub makes it, handing itself over
+    as the broker's host)."""
     if not url:
-        return LocalBroker()
-    return RedisBroker(url)
+        return LocalBroker
+    return functools.partial(_redis_broker, url=url)
+
+
+def _redis_broker(host: BrokerHost, url: str) -> LocalBroker:
+    return RedisBroker(host, url)
 
 
 def check_url(url: str) -> None:

@@ -9,25 +9,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import ai_runner
-from .ai_runner import seed
+from .ai_runner import AI_RETRY, AIWork, seed
 from .errors import Stale
+from .fanout import Fanout, encode
 from .forfeits import STAND_IN
+from .ports import GamesInMemory, Leases
 from .session import GameSession
 from .storage import StorageError
-
-if TYPE_CHECKING:
-    from .hub import Hub
 
 #: The agent that moves for a player whose clock ran out (a casual game).
 TIMEOUT_AGENT = STAND_IN
 
 
 class Clocks:
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    """The timers.  Its parts, given by the hub: the games in memory, the
+    leases (only the holder of a game's lease watches its clock), the
+    readers (told when a stand-in's move could not be saved) and the AI
+    work queues (the stand-in's move)."""
+
+    def __init__(self, games: GamesInMemory, leases: Leases, fanout: Fanout, ai: AIWork) -> None:
+        self.games = games
+        self.leases = leases
+        self.fanout = fanout
+        self.ai = ai
         self.timers: dict[str, asyncio.Task[None]] = {}
 
     def running(self, game_id: str) -> bool:
@@ -40,7 +46,7 @@ class Clocks:
             old.cancel()
         if s.clock is None or s.over:
             return
-        broker = self.hub.broker
+        broker = self.leases
         abort_at = s.abort_due()
         if abort_at is not None:
             if not broker.holds(s.id):
@@ -81,17 +87,17 @@ class Clocks:
 
     async def _abort_at(self, game_id: str, version: int, deadline: float) -> None:
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))
-        hub = self.hub
-        s = hub.session(game_id)
-        async with hub.lock(game_id):
+        games = self.games
+        s = games.session(game_id)
+        async with games.lock(game_id):
             due = s.abort_due()
             if s.version != version or due is None or due > time.time():
                 return
-            if not hub.broker.holds(game_id):
-                hub.broker.want(game_id)
+            if not self.leases.holds(game_id):
+                self.leases.want(game_id)
                 return
             await s.abort()
-            hub.changed(s)
+            games.changed(s)
 
     async def _watch(self, game_id: str, version: int, deadline: float) -> None:
         try:
@@ -99,28 +105,26 @@ class Clocks:
         except Stale:
             # A human's move, stored by another process, beat the stand-in's:
             # this copy is behind; read it (its clock is scheduled again).
-            await self.hub.broker.caught_up(game_id)
+            await self.leases.caught_up(game_id)
         except StorageError as err:
             # The stand-in's move was not saved (the store retried): tell the
             # readers and try again shortly, as an AI seat does; the clock is
             # never left stopped with nobody to move.
-            from .fanout import encode
-
             text = encode({"type": "error", "reason": err.reason})
-            for c in list(self.hub.fanout.of(game_id)):
+            for c in list(self.fanout.of(game_id)):
                 c.put_text(text)
-            asyncio.get_running_loop().call_later(ai_runner.AI_RETRY, self._retry, game_id)
+            asyncio.get_running_loop().call_later(AI_RETRY, self._retry, game_id)
 
     def _retry(self, game_id: str) -> None:
-        s = self.hub.sessions.get(game_id)
+        s = self.games.sessions.get(game_id)
         if s is not None and game_id not in self.timers:
             self.schedule(s)
 
     async def _run_out(self, game_id: str, version: int, deadline: float) -> None:
-        hub = self.hub
+        games, leases = self.games, self.leases
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))
-        s = hub.session(game_id)
-        async with hub.lock(game_id):
+        s = games.session(game_id)
+        async with games.lock(game_id):
             if s.version != version:
                 return
             seat = s.timed_out()
@@ -128,25 +132,25 @@ class Clocks:
                 self.schedule(s)
                 return
             if s.rated:  # running out of time loses a rated game
-                if not hub.broker.holds(game_id):
-                    hub.broker.want(game_id)
+                if not leases.holds(game_id):
+                    leases.want(game_id)
                     return
                 await s.lose_on_time(seat)
-                hub.changed(s)
+                games.changed(s)
                 return
             view = s.game.view(seat)
-        move = await hub.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
-        s = hub.session(game_id)
-        async with hub.lock(game_id):
+        move = await self.ai.think(game_id, view, TIMEOUT_AGENT, {}, seed(game_id, version))
+        s = games.session(game_id)
+        async with games.lock(game_id):
             if s.version != version or s.timed_out() != seat:
                 return
-            if not hub.broker.holds(game_id):
+            if not leases.holds(game_id):
                 # Another process runs it, or the lease's renewal is late:
                 # asked for, the clock is watched again once it is ours.
-                hub.broker.want(game_id)
+                leases.want(game_id)
                 return
             await s.play_for_timed_out(seat, move)
-            hub.changed(s)
+            games.changed(s)
 
     def close(self) -> None:
         for task in list(self.timers.values()):

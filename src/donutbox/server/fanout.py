@@ -99,17 +99,24 @@ class Connection:
 class Fanout:
     """The readers of every game, and what they are sent."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        lookup: Callable[[str], GameSession | None] = lambda _id: None,
+        elsewhere: Callable[[str], tuple[set[int], int]] = lambda _id: (set(), 0),
+        announce: Callable[[str], None] = lambda _id: None,
+    ) -> None:
+        """``lookup``: how to find a game's session when its presence goes
+        out (the hub's games in memory); ``elsewhere``: the seats connected
+        to other server processes and their spectators, and ``announce``:
+        how to tell them of a change here (broker.py; by default there are
+        no other processes)."""
         #: readers per game; a game's entry exists only while it has readers
         self.readers: dict[str, set[Connection]] = {}
         #: games whose presence message is waiting to go out
         self._presence_due: dict[str, asyncio.TimerHandle] = {}
-        #: how to find a game's session when its presence goes out
-        self.lookup: Callable[[str], GameSession | None] = lambda _id: None
-        #: seats connected to other server processes, and their spectators
-        #: (broker.py), and how to tell them of a change here
-        self.elsewhere: Callable[[str], tuple[set[int], int]] = lambda _id: (set(), 0)
-        self.announce: Callable[[str], None] = lambda _id: None
+        self.lookup = lookup
+        self.elsewhere = elsewhere
+        self.announce = announce
         self._announce_due: set[str] = set()
 
     def of(self, game_id: str) -> set[Connection]:

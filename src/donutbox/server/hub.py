@@ -27,7 +27,7 @@ from concurrent.futures import Executor
 
 from . import limits
 from .ai_runner import AISeats, AIWork
-from .broker import LocalBroker
+from .broker import BrokerFactory, LocalBroker
 from .clocks import Clocks
 from .errors import NoSuchGame
 from .fanout import Fanout
@@ -71,23 +71,27 @@ class Hub:
         executor: Executor | None,
         capacity: int = 1,
         quick: Executor | None = None,
-        broker: LocalBroker | None = None,
+        broker: BrokerFactory = LocalBroker,
     ) -> None:
+        """``broker``: how to make the broker (``broker.make_broker``); the
+        hub hands itself over as its host (``ports.BrokerHost``)."""
         self.store = store
         self.executor = executor
         self.sessions: dict[str, GameSession] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.used: dict[str, float] = {}
-        self.fanout = Fanout()
-        self.fanout.lookup = self.sessions.get
+        # The parts, each given what it uses (ports.py), in an order in
+        # which each exists before the parts that are given it.
         #: other server processes (broker.py): none by default
-        self.broker = broker or LocalBroker()
-        self.broker.attach(self)
-        self.fanout.elsewhere = self.broker.elsewhere
-        self.fanout.announce = self.broker.presence_changed
+        self.broker = broker(self)
+        self.fanout = Fanout(
+            lookup=self.sessions.get,
+            elsewhere=self.broker.elsewhere,
+            announce=self.broker.presence_changed,
+        )
         self.ai = AIWork(executor, quick, capacity)
-        self.seats = AISeats(self)
-        self.clocks = Clocks(self)
+        self.clocks = Clocks(self, self.broker, self.fanout, self.ai)
+        self.seats = AISeats(self, self.broker, self.fanout, self.ai, self.clocks.schedule)
         self.tasks: set[asyncio.Task[None]] = set()
         #: games whose hint is being searched (one at a time per game)
         self.hinting: set[str] = set()
@@ -304,6 +308,20 @@ class Hub:
             self.clocks.schedule(s)
             return True
         return False
+
+    # -- what the broker calls back (ports.BrokerHost) -----------------------------
+
+    def kick_ai(self, game_id: str) -> None:
+        self.seats.kick(game_id)
+
+    def ai_thinking(self, game_id: str) -> bool:
+        return game_id in self.seats.thinking
+
+    def watch_clock(self, s: GameSession) -> None:
+        self.clocks.schedule(s)
+
+    def stop_clock(self, game_id: str) -> None:
+        self.clocks.drop(game_id)
 
     def changed(self, s: GameSession) -> None:
         """After any change of a game: tell every reader, let an AI seat move,
