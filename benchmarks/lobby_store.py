@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from donutbox.server import migrate
 from donutbox.server.accounts import User
-from donutbox.server.lobby_store import LobbyStore
+from donutbox.server.lobby.store import LobbyStore
 from donutbox.server.storage import make_engine
 
 

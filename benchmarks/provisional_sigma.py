@@ -12,7 +12,7 @@ import argparse
 import random
 from statistics import mean
 
-from donutbox.server.rating_model import MODEL, NEW, Skill, rate
+from donutbox.server.ratings.model import MODEL, NEW, Skill, rate
 
 GAMES = (5, 10, 20, 30, 40, 60)
 

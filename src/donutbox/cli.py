@@ -1153,7 +1153,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .analyse_cmd import add_analyse  # the ai helper's command (ai/analysis.py)
 
     add_analyse(sub)
-    from .server.admin_cmd import add_admin  # moderation (server/moderation.py)
+    from .server.admin_cmd import add_admin  # moderation (server/moderation/service.py)
 
     add_admin(sub, _Parser)
     _help_command(sub, parser)

@@ -1,4 +1,4 @@
-"""The analysis of a finished local game over HTTP (routes_analysis.py)."""
+"""The analysis of a finished local game over HTTP (routes/analysis.py)."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def test_one_analysis_per_game_and_one_running_per_owner(client: TestClient) -> 
 
 
 def _job(game_id: str, owner: str, address: str, asked: float) -> Any:
-    from donutbox.server.routes_analysis import Job
+    from donutbox.server.routes.analysis import Job
 
     return Job(game_id, owner, address, None, 0.1, 10, asked)  # type: ignore[arg-type]
 
@@ -150,7 +150,7 @@ def test_the_queue_serves_clients_in_turn() -> None:
     cy's (never served) goes before ann's second, though asked later.  A
     new owner token from ann's address waits like ann (one running per
     address too)."""
-    from donutbox.server.routes_analysis import Analyses
+    from donutbox.server.routes.analysis import Analyses
 
     q = Analyses()
     for job in (

@@ -27,8 +27,9 @@ from fastapi.testclient import TestClient
 from donutbox.core import Game, Rules
 from donutbox.core.record import dump
 from donutbox.server import hub as hub_module
-from donutbox.server import limits, routes_local
+from donutbox.server import limits
 from donutbox.server.app import create_app
+from donutbox.server.routes import local as routes_local
 
 #: How long the slow work holds the CPU (seconds).
 WORK = 2.0

@@ -123,7 +123,7 @@ def test_quick_match_pairs_similar_ratings(app) -> None:  # type: ignore[no-unty
     from sqlalchemy.orm import Session
 
     from donutbox.server.accounts import now
-    from donutbox.server.ratings import RatingRow
+    from donutbox.server.ratings.service import RatingRow
 
     key = Game.new(__import__("donutbox.core", fromlist=["Rules"]).Rules(), ["a", "b"]).rules.key()
     with Session(ratings.engine) as db, db.begin():
@@ -407,7 +407,7 @@ def test_a_table_churn_flood_sends_each_lobby_socket_at_most_a_state_a_second(ap
     state (no table open); before, it was sent about one state a change."""
     import time
 
-    from donutbox.server.routes_lobby import PUSH_SECONDS
+    from donutbox.server.routes.lobby import PUSH_SECONDS
 
     ann, bob = signed_up(app, "ann", "bob")
     with bob.client.websocket_connect("/api/lobby/ws") as ws:
@@ -438,7 +438,7 @@ def test_tables_and_queue_places_of_players_away_for_minutes_are_let_go(app) -> 
     from sqlalchemy import update
     from sqlalchemy.orm import Session
 
-    from donutbox.server.lobby_store import (
+    from donutbox.server.lobby.store import (
         AWAY_SECONDS,
         LobbyPlaceRow,
         LobbyPresenceRow,

@@ -28,9 +28,9 @@ from donutbox.cli import main as cli
 from donutbox.core import Rules
 from donutbox.server.accounts import now
 from donutbox.server.app import create_app
-from donutbox.server.moderation_rows import ReportRow
-from donutbox.server.rating_replay import recompute
-from donutbox.server.ratings import CommunitySeatRow, RatingRow
+from donutbox.server.moderation.rows import ReportRow
+from donutbox.server.ratings.replay import recompute
+from donutbox.server.ratings.service import CommunitySeatRow, RatingRow
 
 KEY = Rules().key()
 

@@ -400,7 +400,7 @@ def _users(url: str, n: int) -> tuple[Any, list[Any]]:
 
     from donutbox.server import migrate
     from donutbox.server.accounts import User
-    from donutbox.server.lobby_store import LobbyStore
+    from donutbox.server.lobby.store import LobbyStore
     from donutbox.server.storage import make_engine
 
     engine = make_engine(url)

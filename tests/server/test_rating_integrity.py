@@ -27,8 +27,8 @@ from sqlalchemy.orm import Session
 from donutbox.core import Rules
 from donutbox.server.accounts import User, now
 from donutbox.server.app import create_app
-from donutbox.server.lobby_store import Waiting, match
-from donutbox.server.rating_model import (
+from donutbox.server.lobby.store import Waiting, match
+from donutbox.server.ratings.model import (
     NEW,
     Skill,
     display,
@@ -37,7 +37,7 @@ from donutbox.server.rating_model import (
     rate,
     seat_weights,
 )
-from donutbox.server.ratings import RatingRow
+from donutbox.server.ratings.service import RatingRow
 
 KEY = Rules().key()
 

@@ -20,7 +20,7 @@ from sqlalchemy import inspect
 from donutbox.core import Game, Rules
 from donutbox.core.record import dump, load
 from donutbox.server.app import create_app
-from donutbox.server.ratings import CommunitySeatRow, places
+from donutbox.server.ratings.service import CommunitySeatRow, places
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_a_two_player_game_worked_by_hand() -> None:
       = 0.063248; sigma_new = sigma' sqrt(1 - delta')
       = 8.333750 * 0.967859 = 8.065901 for both.
     """
-    from donutbox.server.ratings import MODEL
+    from donutbox.server.ratings.service import MODEL
 
     a, b = MODEL.rate([[MODEL.rating()], [MODEL.rating()]], ranks=[1.0, 2.0])
     assert math.isclose(a[0].mu, 27.635389, abs_tol=1e-5)

@@ -1,5 +1,5 @@
 """``donutbox admin``: a server operator's moderation tool on the server's
-database (``moderation.py``; docs/community.md, "Moderation")."""
+database (``moderation/service.py``; docs/community.md, "Moderation")."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _moderation(url: str | None) -> Any:
     from sqlalchemy.exc import SQLAlchemyError
 
     from . import migrate
-    from .moderation import Moderation
+    from .moderation.service import Moderation
     from .storage import make_engine
 
     try:

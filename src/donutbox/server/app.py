@@ -5,10 +5,10 @@ answer is the state as that reader may see it.  AI moves are computed in a
 worker process so the event loop never blocks.
 
 The parts (docs/web.md has the map):
-- routes_local.py: local games (against the AI, hotseat), records, replays;
-- routes_online.py: online games (secret links), their WebSocket;
-- routes_meta.py: the API's metadata, the rules card, the PDF, the donuts;
-- routing.py: the typed refusals (errors.py) mapped to HTTP status codes;
+- routes/local.py: local games (against the AI, hotseat), records, replays;
+- routes/online.py: online games (secret links), their WebSocket;
+- routes/meta.py: the API's metadata, the rules card, the PDF, the donuts;
+- routes/common.py: the typed refusals (errors.py) mapped to HTTP status codes;
 - protocol.py: the online WebSocket protocol (hello, dispatch, limits);
 - hub.py: the games in memory; fanout.py, ai_runner.py, clocks.py its jobs;
 - session.py: one game's authority, transport-agnostic.
@@ -29,20 +29,15 @@ from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from . import (
-    ai_runner,
-    migrate,
-    routes_lobby,
-    routes_local,
-    routes_meta,
-    routes_online,
-    security,
-    wire,
-)
+from . import ai_runner, migrate, security, wire
 from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
-from .routes_analysis import router as analysis_router
-from .routing import install_error_handlers
+from .routes import lobby as routes_lobby
+from .routes import local as routes_local
+from .routes import meta as routes_meta
+from .routes import online as routes_online
+from .routes.analysis import router as analysis_router
+from .routes.common import install_error_handlers
 from .session import warm_up
 from .storage import Store, make_engine
 

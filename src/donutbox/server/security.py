@@ -18,7 +18,7 @@ headers every answer carries.  ``install(app)`` puts it all on the app:
   script as a file (the CSP forbids inline script).
 - One-line answers for the storage's and the worker pool's failures
   (``StorageError``: 503, or a WebSocket closed with 1011 and the reason;
-  ``errors.Overloaded``: 503, in routing.py) instead of a bare 500.
+  ``errors.Overloaded``: 503, in routes/common.py) instead of a bare 500.
 """
 
 from __future__ import annotations

@@ -476,7 +476,7 @@ class Store:
                 query = select(GameRow)
                 if exclude_mode is not None:
                     query = query.where(GameRow.mode != exclude_mode)
-                if owner is not None:  # a hex digest, kept in options (server/routes_local.py)
+                if owner is not None:  # a hex digest, kept in options (server/routes/local.py)
                     query = query.where(GameRow.options.contains(f'"owner": "{owner}"'))
                 rows = db.scalars(query.order_by(GameRow.updated.desc()).limit(limit))
                 for r in rows:

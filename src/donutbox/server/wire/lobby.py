@@ -1,5 +1,5 @@
 """The lobby as one signed-in player sees it: ``GET /api/lobby`` and the
-lobby socket's ``lobby`` messages (server/lobby.py, routes_lobby.py)."""
+lobby socket's ``lobby`` messages (server/lobby/service.py, routes/lobby.py)."""
 
 from __future__ import annotations
 

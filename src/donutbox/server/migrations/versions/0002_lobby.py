@@ -1,4 +1,4 @@
-"""The lobby in the database (lobby_store.py): open tables, where each player
+"""The lobby in the database (lobby/store.py): open tables, where each player
 is, invitations, presence, each process's lobby sockets, and the rows locked
 to take turns.  Before, the lobby lived in one process's memory: nothing to
 carry over.

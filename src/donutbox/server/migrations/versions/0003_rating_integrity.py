@@ -1,4 +1,4 @@
-"""Rating integrity (rating_model.py): each seat's weight (how much a rated
+"""Rating integrity (ratings/model.py): each seat's weight (how much a rated
 game counted for it) and each rating's count of different opponents in its
 counted games.  Games settled before counted fully (weight 1); the
 opponents of existing ratings are counted from their games.

@@ -1,4 +1,4 @@
-"""Moderation (moderation.py): banned accounts, players' reports, the log
+"""Moderation (moderation/service.py): banned accounts, players' reports, the log
 of every moderation action, and a lobby game's ``voided`` flag (games
 before: not voided).
 

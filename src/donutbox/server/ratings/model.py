@@ -3,7 +3,7 @@ integrity"): openskill's Plackett-Luce update scaled by a weight per seat,
 the weight of a game from the pair's recent history, when a rating is
 provisional, and the 1500-based number players see.
 
-Nothing here reads the database: ``ratings.py`` gathers the history and
+Nothing here reads the database: ``ratings/service.py`` gathers the history and
 stores the result, and a replay of every settled game (voiding one) calls
 the same functions in the same order.
 """

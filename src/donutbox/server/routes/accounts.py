@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from ..core.record import load
-from . import forfeits, limits
-from .accounts import (
+from ...core.record import load
+from .. import forfeits, limits
+from ..accounts import (
     CSRF_COOKIE,
     CSRF_HEADER,
     MAX_PASSWORD,
@@ -31,15 +31,15 @@ from .accounts import (
     SignedIn,
     same,
 )
-from .errors import Invalid, NoSuchGame, NotAllowed, NotIntroduced
-from .lobby import Lobby
-from .moderation import Moderation
-from .moderation_rows import MAX_REASON
-from .online import digest
-from .ratings import Ratings
-from .routes_local import OWNER_TOKEN
-from .routes_online import bearer
-from .storage import Store
+from ..errors import Invalid, NoSuchGame, NotAllowed, NotIntroduced
+from ..lobby.service import Lobby
+from ..moderation.rows import MAX_REASON
+from ..moderation.service import Moderation
+from ..online import digest
+from ..ratings.service import Ratings
+from ..routes.local import OWNER_TOKEN
+from ..routes.online import bearer
+from ..storage import Store
 
 router = APIRouter()
 

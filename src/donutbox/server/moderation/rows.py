@@ -1,4 +1,4 @@
-"""The moderation tables (migration 0004; what fills them: moderation.py):
+"""The moderation tables (migration 0004; what fills them: moderation/service.py):
 banned accounts, players' reports, and the log of every moderation action."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .accounts import CommunityBase
+from ..accounts import CommunityBase
 
 #: The longest reason a report or an action keeps.
 MAX_REASON = 500

@@ -24,20 +24,20 @@ from typing import Any
 
 from fastapi import APIRouter, Header, Query, WebSocket, WebSocketDisconnect
 
-from ..ai import catalogue
-from ..core import DonutboxError, Game, cut, replay
-from ..core.record import dump
-from . import limits, seating
-from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed, Stale
-from .fanout import Connection
-from .hub import Hub
-from .models import Intent, NewGame, Version, custom_deck, rules_of
-from .online import digest
-from .protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
-from .routes_online import bearer
-from .routing import Creating, HubDep
-from .session import HUMAN, ONLINE, GameSession, open_boxes
-from .wire import STATE, Preview, ReplayFrame
+from ...ai import catalogue
+from ...core import DonutboxError, Game, cut, replay
+from ...core.record import dump
+from .. import limits, seating
+from ..errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed, Stale
+from ..fanout import Connection
+from ..hub import Hub
+from ..models import Intent, NewGame, Version, custom_deck, rules_of
+from ..online import digest
+from ..protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
+from ..routes.common import Creating, HubDep
+from ..routes.online import bearer
+from ..session import HUMAN, ONLINE, GameSession, open_boxes
+from ..wire import STATE, Preview, ReplayFrame
 
 router = APIRouter()
 

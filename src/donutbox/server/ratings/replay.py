@@ -1,6 +1,6 @@
 """Every rating recomputed from the games (after a game is voided): each
 settled, rated, not voided lobby game replayed in the order the games ended
-with the same rules as settling (``rating_model``), from new ratings.
+with the same rules as settling (``ratings.model``), from new ratings.
 
 The result is exactly what settling those games one after the other would
 have given: the same functions on the same numbers in the same order.
@@ -14,9 +14,9 @@ from itertools import combinations
 from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
-from .accounts import now
-from .rating_model import MU, PAIR_WINDOW_DAYS, SIGMA, Skill, rate, seat_weights
-from .ratings import CommunityGameRow, CommunitySeatRow, RatingRow
+from ..accounts import now
+from ..ratings.model import MU, PAIR_WINDOW_DAYS, SIGMA, Skill, rate, seat_weights
+from ..ratings.service import CommunityGameRow, CommunitySeatRow, RatingRow
 
 NEW = Skill(MU, SIGMA)
 

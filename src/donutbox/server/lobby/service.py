@@ -1,11 +1,11 @@
 """The lobby: open tables, the quick-match queue, who is online,
 invitations (docs/community.md).
 
-Its state is in the database (``lobby_store.py``: every read and change is
+Its state is in the database (``lobby/store.py``: every read and change is
 one transaction, run in a thread), so any number of server processes on one
 database share one lobby, and it survives a restart.  What stays in this
 process is only its own lobby sockets: each is woken when the lobby changes,
-here or (through ``lobby_bus.py``, the broker's Redis) on another process,
+here or (through ``lobby/bus.py``, the broker's Redis) on another process,
 and then reads the lobby again.
 
 A table (or a quick match) that is full becomes a normal online game, made
@@ -29,9 +29,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from .accounts import User
-from .lobby_bus import LocalBus
-from .lobby_store import (
+from ..accounts import User
+from ..lobby.bus import LocalBus
+from ..lobby.store import (
     MAX_INVITES,
     MAX_TABLES,
     WIDEN_PER_10S,
@@ -65,7 +65,7 @@ TOUCH_SECONDS = 5.0
 PUBLIC_SECONDS = 1.0
 
 #: Starts a game: (rules values, rules key, label, players in seat order,
-#: clock, rated, takebacks) -> game id.  Given by routes_lobby.
+#: clock, rated, takebacks) -> game id.  Given by routes.lobby.
 Starter = Callable[
     [dict[str, Any], str, str, list[User], dict[str, float] | None, bool, bool],
     Awaitable[str],

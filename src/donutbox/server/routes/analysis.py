@@ -34,16 +34,16 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request
 
-from ..ai.analysis import MoveAnalysis, analyse_ply, to_json
-from ..core import Game
-from ..core.record import dump
-from . import limits
-from .errors import Busy, Conflict, Invalid
-from .hub import Hub
-from .online import digest
-from .routes_local import Auth, local
-from .routes_online import bearer
-from .routing import HubDep
+from ...ai.analysis import MoveAnalysis, analyse_ply, to_json
+from ...core import Game
+from ...core.record import dump
+from .. import limits
+from ..errors import Busy, Conflict, Invalid
+from ..hub import Hub
+from ..online import digest
+from ..routes.common import HubDep
+from ..routes.local import Auth, local
+from ..routes.online import bearer
 
 log = logging.getLogger("donutbox.server.analysis")
 

@@ -10,8 +10,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError, ResponseValidationError
 from fastapi.responses import JSONResponse
 
-from . import limits
-from .errors import (
+from .. import limits
+from ..errors import (
     ActionError,
     Busy,
     Conflict,
@@ -22,7 +22,7 @@ from .errors import (
     Overloaded,
     Stale,
 )
-from .hub import Hub
+from ..hub import Hub
 
 log = logging.getLogger("donutbox.server")
 

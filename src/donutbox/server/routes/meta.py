@@ -10,9 +10,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response
 
-from ..ai import catalogue
-from ..core import GAME_INFO, RULE_OPTIONS
-from .models import MAX_NAME
+from ...ai import catalogue
+from ...core import GAME_INFO, RULE_OPTIONS
+from ..models import MAX_NAME
 
 router = APIRouter()
 
@@ -23,7 +23,7 @@ _DONUT_KEYS = frozenset(["C", "S", "H", "B", "R", "RC", "RS", "RH", "RB"])
 def _print_pdf(paper: str, backs: bool) -> bytes:
     """The PDF's bytes: the same for the same options, so made once (about a
     second of CPU)."""
-    from ..render.pdf import make_pdf
+    from ...render.pdf import make_pdf
 
     return make_pdf(paper, 2, backs)[0]
 
@@ -44,7 +44,7 @@ async def meta() -> dict[str, Any]:
 
 
 def _palette() -> dict[str, Any]:
-    from ..render import look
+    from ...render import look
 
     make = getattr(look, "palette", None)
     if make is not None:
@@ -62,7 +62,7 @@ def _palette() -> dict[str, Any]:
 async def rules() -> dict[str, Any]:
     """The reference card (the same text as the print-and-play PDF's), for
     the page's How to play panel.  Items use <b> and <i> only."""
-    from ..render.pdf import REFERENCE, REFERENCE_TITLE
+    from ...render.pdf import REFERENCE, REFERENCE_TITLE
 
     columns = [[{"heading": h, "items": list(items)} for h, items in col] for col in REFERENCE]
     return {"title": REFERENCE_TITLE, "columns": columns}
@@ -86,7 +86,7 @@ async def donut_look(key: str) -> Response:
     H, B, R, or R plus the flavour a Cinnamon Roll locked to (e.g. RC)."""
     if key not in _DONUT_KEYS:
         raise HTTPException(404, "no such donut")
-    from ..render.svg import donut_svg
+    from ...render.svg import donut_svg
 
     body = donut_svg(key[0], locked=key[1] if len(key) == 2 else None)
     return Response(

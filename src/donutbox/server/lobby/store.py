@@ -1,7 +1,7 @@
 """The lobby's state in the database (docs/community.md, "The lobby on many
 processes"): open tables, where each player is (at a table or in the
 quick-match queue), invitations, presence.  Every method is synchronous and
-is one transaction: lobby.py calls them in threads, never on the event loop.
+is one transaction: lobby/service.py calls them in threads, never on the event loop.
 
 The same code serves SQLite (one process: its one connection serialises
 every transaction) and PostgreSQL (any number of processes):
@@ -56,10 +56,10 @@ from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from .accounts import CommunityBase, User
-from .errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
-from .moderation_rows import BanRow
-from .ratings import repeated_pairs
+from ..accounts import CommunityBase, User
+from ..errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed
+from ..moderation.rows import BanRow
+from ..ratings.service import repeated_pairs
 
 log = logging.getLogger("donutbox.server.lobby")
 

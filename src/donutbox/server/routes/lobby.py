@@ -2,7 +2,7 @@
 quick match, invitations, presence.  Signed-in players only; every POST
 checks CSRF.
 
-A full table becomes an online game through ``routes_online.new_online_game``
+A full table becomes an online game through ``routes.online.new_online_game``
 (the code behind ``POST /api/online``): the same seat tokens, digests,
 clocks and protocol.  Each player's seat token is in their own lobby state
 (``games``) and history, never in anyone else's.
@@ -20,20 +20,20 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, Field, StrictBool
 
-from ..core import RULE_OPTIONS
-from . import wire
-from .accounts import SESSION_COOKIE, User
-from .errors import Conflict, Invalid, NoSuchGame
-from .hub import Hub
-from .lobby import Lobby
-from .lobby_bus import make_bus
-from .lobby_store import DEFAULT_CLOCK
-from .models import ClockOption, NewOnlineGame, RuleFields, rules_of
-from .online import RateLimit
-from .ratings import Ratings, ordinal
-from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
-from .routes_online import make_online_game
-from .wire import LobbyState, check_lobby_message
+from ...core import RULE_OPTIONS
+from .. import wire
+from ..accounts import SESSION_COOKIE, User
+from ..errors import Conflict, Invalid, NoSuchGame
+from ..hub import Hub
+from ..lobby.bus import make_bus
+from ..lobby.service import Lobby
+from ..lobby.store import DEFAULT_CLOCK
+from ..models import ClockOption, NewOnlineGame, RuleFields, rules_of
+from ..online import RateLimit
+from ..ratings.service import Ratings, ordinal
+from ..routes.accounts import Community, CommunityDep, Csrf, Me, origin_ok
+from ..routes.online import make_online_game
+from ..wire import LobbyState, check_lobby_message
 
 router = APIRouter()
 log = logging.getLogger("donutbox.server.lobby")
@@ -130,7 +130,7 @@ class OwnPart:
 async def lobby_state(
     c: Community, user: User, shared: bool = False, own: OwnPart | None = None
 ) -> dict[str, Any]:
-    """The lobby (from the database, in threads: lobby.py) and the player's
+    """The lobby (from the database, in threads: lobby/service.py) and the player's
     games in progress (their history); ``own``: a socket's copy of the
     player's own part, used while it is current."""
     version = c.lobby.private_version(user.id)  # before reading: a change meanwhile shows
@@ -321,9 +321,9 @@ async def lobby_socket(ws: WebSocket) -> None:
 
 def install(app: FastAPI) -> None:
     """Register the community's routers on ``app`` (create_app calls this)."""
-    from . import routes_accounts
+    from . import accounts
 
-    app.include_router(routes_accounts.router)
+    app.include_router(accounts.router)
     app.include_router(router)
 
 
@@ -332,7 +332,7 @@ async def start(app: FastAPI, hub: Hub) -> Community:
     hub's store, the lobby's notifications (the broker's Redis, if any), and
     the ticker that pairs the queue, settles ratings, renews this process's
     lobby sockets and forgets what expired."""
-    from .accounts import Accounts
+    from ..accounts import Accounts
 
     ratings = Ratings(hub.store)
     c = Community(

@@ -8,7 +8,7 @@ Every action is a row of ``moderation_log``.
   leaderboard.  Unban lifts all of that but the sessions (it signs in
   again).
 - **Void**: a settled lobby game counts for no rating; every rating is then
-  recomputed from the remaining games (``rating_replay.recompute``).
+  recomputed from the remaining games (``ratings.replay.recompute``).
 - **Report**: at most ``REPORTS_PER_DAY`` a reporter in 24 hours, one per
   (reporter, player, game).
 """
@@ -22,12 +22,12 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from .accounts import SessionRow, User, UserRow, now
-from .errors import Busy, Conflict, Invalid, NoSuchGame
-from .lobby_store import LobbyStore
-from .moderation_rows import MAX_REASON, BanRow, ModerationLogRow, ReportRow
-from .rating_replay import recompute
-from .ratings import CommunityGameRow, CommunitySeatRow
+from ..accounts import SessionRow, User, UserRow, now
+from ..errors import Busy, Conflict, Invalid, NoSuchGame
+from ..lobby.store import LobbyStore
+from ..moderation.rows import MAX_REASON, BanRow, ModerationLogRow, ReportRow
+from ..ratings.replay import recompute
+from ..ratings.service import CommunityGameRow, CommunitySeatRow
 
 REPORTS_PER_DAY = 10
 

@@ -9,18 +9,18 @@ from typing import Any
 
 from fastapi import APIRouter, Header, WebSocket
 
-from ..core import DonutboxError, Game
-from ..core.record import dump
-from . import seating
-from .errors import Invalid, NoSuchGame, NotAllowed, Stale
-from .hub import Hub
-from .models import MAX_NAME, Intent, NewOnlineGame, Version, rules_of
-from .online import Clock, new_token
-from .online import digest as token_digest
-from .protocol import serve_online
-from .routing import Creating, HubDep
-from .session import HUMAN, ONLINE, SPECTATOR, GameSession
-from .wire import STATE
+from ...core import DonutboxError, Game
+from ...core.record import dump
+from .. import seating
+from ..errors import Invalid, NoSuchGame, NotAllowed, Stale
+from ..hub import Hub
+from ..models import MAX_NAME, Intent, NewOnlineGame, Version, rules_of
+from ..online import Clock, new_token
+from ..online import digest as token_digest
+from ..protocol import serve_online
+from ..routes.common import Creating, HubDep
+from ..session import HUMAN, ONLINE, SPECTATOR, GameSession
+from ..wire import STATE
 
 router = APIRouter()
 

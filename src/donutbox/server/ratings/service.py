@@ -2,7 +2,7 @@
 rating per player per rule set (``Rules.key()``), updated once when a rated
 game ends (docs/community.md says why Plackett-Luce), each seat's update
 weighted by the pair's recent games and kept from established ratings by
-provisional opponents (the rules: ``rating_model.py``).
+provisional opponents (the rules: ``ratings/model.py``).
 
 A lobby game is stored in ``community_games`` (its rules, whether it is
 rated, whether its ratings were settled) with one ``community_seats`` row
@@ -38,12 +38,12 @@ from sqlalchemy import (
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
-from ..core import Game
-from ..core.record import load
-from . import forfeits
-from .accounts import CommunityBase, now
-from .moderation_rows import BanRow
-from .rating_model import (
+from ...core import Game
+from ...core.record import load
+from .. import forfeits
+from ..accounts import CommunityBase, now
+from ..moderation.rows import BanRow
+from ..ratings.model import (
     MODEL,
     MU,
     PAIR_WINDOW_DAYS,
@@ -58,7 +58,7 @@ from .rating_model import (
     rate,
     seat_weights,
 )
-from .storage import GameRow, Store
+from ..storage import GameRow, Store
 
 __all__ = ["MODEL", "MU", "SIGMA", "Rating", "Ratings", "ordinal", "places"]
 
@@ -104,7 +104,7 @@ class CommunitySeatRow(CommunityBase):
     sigma_before: Mapped[float | None] = mapped_column(Float, nullable=True)
     mu_after: Mapped[float | None] = mapped_column(Float, nullable=True)
     sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
-    #: how much the game counted for this seat (rating_model.seat_weights)
+    #: how much the game counted for this seat (ratings.model.seat_weights)
     weight: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
@@ -214,7 +214,7 @@ def _rate_seats(
     place: list[int],
 ) -> None:
     """A rated game's new ratings: each seat's weight from the pairs'
-    history (``rating_model.seat_weights``), the weighted update, and the
+    history (``ratings.model.seat_weights``), the weighted update, and the
     counted games and opponents."""
     assert info.ended is not None
     users = [s.user_id for s in seats]
@@ -379,7 +379,7 @@ class Ratings:
             return out
 
     def leaderboard(self, rules_key: str, limit: int = 50) -> list[dict[str, Any]]:
-        from .accounts import UserRow
+        from ..accounts import UserRow
 
         with Session(self.engine) as db:
             rows = db.execute(
@@ -407,7 +407,7 @@ class Ratings:
     def history(self, user_id: int, limit: int = 100) -> list[dict[str, Any]]:
         """The user's lobby games, newest first: opponents, rules, result,
         rating change, date, and the user's own seat token (for the replay)."""
-        from .accounts import UserRow
+        from ..accounts import UserRow
 
         with Session(self.engine) as db:
             mine = db.execute(
