@@ -344,3 +344,52 @@ def test_docs_tell_no_history() -> None:
     ]
     assert len(pages) >= 10, "where are the docs?"
     assert found == [], "\n".join(found)
+
+
+# -- the page reads the documented wire format --------------------------------------
+
+#: The page's modules in which ``s`` is the game state (``const s =
+#: store.state`` or a function of the state ``s``).
+STATE_AS_S = ("analysis.js", "app.js", "board.js", "local.js", "log.js")
+
+
+def page_reads(static: Path = STATIC) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The fields the page reads from a game state and from the lobby, per
+    module: ``store.state.X`` anywhere, ``s.X`` in ``STATE_AS_S``,
+    ``lobby.X`` anywhere."""
+    state: dict[str, set[str]] = {}
+    lobby: dict[str, set[str]] = {}
+    for path in sorted(static.glob("*.js")):
+        text = path.read_text("utf-8")
+        names = set(re.findall(r"\bstore\.state\.([a-z_]+)", text))
+        if path.name in STATE_AS_S:
+            names |= set(re.findall(r"(?<![\w.$])s\.([a-z_]+)\b", text))
+        state[path.name] = names
+        lobby[path.name] = set(re.findall(r"(?<![\w.$])lobby\.([a-z_]+)\b", text))
+    return state, lobby
+
+
+def test_the_page_reads_only_documented_fields() -> None:
+    # Every field the page's scripts read from a game state or the lobby is a
+    # field of its wire model (server/wire): a script reading a field the
+    # server does not document (or no longer sends) fails here.
+    from donutbox.server.wire import GameState, LobbyState
+
+    state, lobby = page_reads()
+    assert sum(len(v) for v in state.values()) >= 30, "where did the reads go?"
+    assert sum(len(v) for v in lobby.values()) >= 5, "where did the lobby reads go?"
+    unknown = {f: sorted(v - set(GameState.model_fields)) for f, v in state.items()}
+    assert {f: v for f, v in unknown.items() if v} == {}
+    lobby_fields = set(LobbyState.model_fields)
+    unknown = {f: sorted(v - lobby_fields) for f, v in lobby.items()}
+    assert {f: v for f, v in unknown.items() if v} == {}
+
+
+def test_the_page_reads_check_sees_an_undocumented_field(tmp_path: Path) -> None:
+    # The same scan over made-up modules: ``s.trays`` in a module where ``s``
+    # is the state, ``store.state.piles`` and ``lobby.secret`` anywhere.
+    (tmp_path / "log.js").write_text("const s = store.state;\nshow(s.trays, s.scores);\n")
+    (tmp_path / "other.js").write_text("f(s.nothing, store.state.piles, lobby.secret);\n")
+    state, lobby = page_reads(tmp_path)
+    assert state == {"log.js": {"trays", "scores"}, "other.js": {"piles"}}
+    assert lobby == {"log.js": set(), "other.js": {"secret"}}
