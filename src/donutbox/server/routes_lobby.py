@@ -30,6 +30,7 @@ from .lobby_store import DEFAULT_CLOCK
 from .models import ClockOption, NewOnlineGame, RuleFields, rules_of
 from .online import RateLimit
 from .ratings import Ratings, ordinal
+from .rematch import Rematches
 from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from .routes_online import make_online_game
 
@@ -138,11 +139,13 @@ async def lobby_state(
         private = await asyncio.to_thread(c.lobby.store.private, user)
         history = await asyncio.to_thread(c.ratings.history, user.id, 20)
         games = [h for h in history if not h["finished"]]
+        private["rematches"] = await asyncio.to_thread(Rematches(c).of_player, user.id)
         c.lobby.private_reads += 1
         if own is not None:
             own.version, own.private, own.games = version, private, games
     state = await c.lobby.state_for(user, shared, private)
     state["games"] = games
+    state["rematches"] = private.get("rematches", [])
     return state
 
 
@@ -316,10 +319,11 @@ async def lobby_socket(ws: WebSocket) -> None:
 
 def install(app: FastAPI) -> None:
     """Register the community's routers on ``app`` (create_app calls this)."""
-    from . import routes_accounts
+    from . import rematch, routes_accounts
 
     app.include_router(routes_accounts.router)
     app.include_router(router)
+    app.include_router(rematch.router)
 
 
 async def start(app: FastAPI, hub: Hub) -> Community:
