@@ -3,6 +3,8 @@
 // request (and as ?token= on the game's socket); the server mints one with
 // this browser's first game, and the page keeps it.
 
+import { store } from "./store.js";
+
 const OWNER = "donutbox.owner";
 
 export function ownerToken() {
@@ -15,6 +17,14 @@ function keepOwner(data) {
   }
 }
 
+// The bearer of a /api/games/<id>/... request: the seat's token when <id>
+// is the online game shown (its analysis), else this browser's owner token.
+function gameToken(path) {
+  const online = store.online;
+  if (online && online.token && path.startsWith(`/api/games/${encodeURIComponent(online.id)}/`)) return online.token;
+  return ownerToken();
+}
+
 // GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
 // (default: the owner token for /api/games...; an online game's link token
 // is passed explicitly; null for none).  `extra`: more headers (the
@@ -22,7 +32,7 @@ function keepOwner(data) {
 // reason.  The page's one path to `fetch`.
 export async function api(path, body, token, method, extra = {}) {
   const headers = { ...extra };
-  const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? ownerToken() : null);
+  const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? gameToken(path) : null);
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   const opts = body === undefined
     ? { headers, ...(method ? { method } : {}) }
