@@ -168,8 +168,8 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     ann.click("[data-tab=profile]")
     row = f"#history tr[data-game='{game_id}']"
     ann.wait_for_function(
-        f"() => (document.querySelector(\"{row} .rating-change\") || {{}}).textContent"
-        " && document.querySelector(\"" + row + " .rating-change\").textContent.includes('→')",
+        f'() => (document.querySelector("{row} .rating-change") || {{}}).textContent'
+        ' && document.querySelector("' + row + " .rating-change\").textContent.includes('→')",
     )
     ann.click(f"{row} a.replay-link")
     ann.wait_for_function(GAME_SHOWN, arg=game_id)
@@ -259,3 +259,33 @@ def test_a_wrong_game_link_says_no_such_game(live: str, chromium: Any) -> None:
     )
     assert page.is_hidden("#btn-rotate") and page.is_hidden("#btn-undo")
     assert page.is_hidden("#conn")
+
+
+def test_a_resignation_is_told_on_every_screen(live: str, chromium: Any) -> None:
+    """The player who resigned, the opponent and a spectator each read what
+    happened (not only a ranking); the spectator count shows only when
+    someone watches."""
+    game = post(
+        f"{live}/api/online",
+        {"seats": [{"kind": "human", "name": "Em"}, {"kind": "human", "name": "Flo"}]},
+    )
+    em = page_for(chromium, live + game["seats"][0]["link"])
+    flo = page_for(chromium, live + game["seats"][1]["link"], width=390)
+    for page in (em, flo):
+        page.wait_for_function("() => window.donutbox.connected === true")
+    assert em.is_hidden("#watchers")  # nobody watches yet
+    watcher = page_for(chromium, live + game["spectator"]["link"])
+    watcher.wait_for_function("() => window.donutbox.connected === true")
+    em.wait_for_function(
+        "() => document.querySelector('#watchers').textContent === '1 spectator watching'"
+        " && !document.querySelector('#watchers').hidden"
+    )
+    flo.click("#takeback button:text-is('Resign')")
+    flo.click("#btn-resign-yes")
+    for page, line in ((flo, "You resigned."), (em, "Flo resigned."), (watcher, "Flo resigned.")):
+        page.wait_for_function(
+            "(line) => [...document.querySelectorAll('#takeback .forfeit-note')]"
+            ".some((n) => n.textContent.trim() === line)",
+            arg=line,
+        )
+        assert page.is_hidden("#btn-notify")

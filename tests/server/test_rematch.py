@@ -127,9 +127,7 @@ def test_profiles_count_wins_draws_losses_and_the_head_to_head(app) -> None:  # 
         t = ann.post("/api/lobby/tables", {"players": 2, "rated": False}).json()
         game_id = bob.post(f"/api/lobby/tables/{t['id']}/join").json()["game"]
         finals.append(play_to_the_end(ann.client, game_id, _seat_tokens([ann, bob], game_id)))
-    places = [
-        [_place(f["scores"], f["delivered"], s) for s in range(2)] for f in finals
-    ]
+    places = [[_place(f["scores"], f["delivered"], s) for s in range(2)] for f in finals]
     wins = sum(1 for a, b in places if a < b)
     draws = sum(1 for a, b in places if a == b)
     losses = sum(1 for a, b in places if a > b)
