@@ -236,7 +236,8 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     bob.wait_for_selector(f"#rematches li[data-game='{game_id}'] .rematch-accept")
     assert "offers a rematch" in bob.text_content("#notice")
     bob.screenshot(path=str(SHOTS / "rematch-offer-phone-dark.png"))
-    ann.screenshot(path=str(SHOTS / "rematch-waiting-desktop.png"))
+    ann.emulate_media(color_scheme="dark")
+    ann.screenshot(path=str(SHOTS / "rematch-waiting-desktop-dark.png"))
     bob.click(f"#rematches li[data-game='{game_id}'] .rematch-accept")
     for page in (ann, bob):
         page.wait_for_function(
