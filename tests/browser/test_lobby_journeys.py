@@ -15,7 +15,11 @@ import secrets
 import urllib.request
 from typing import Any
 
+import pytest
 from conftest import SHOTS, page_for, post
+
+axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
+AXE = axe_sync.Axe()
 
 GAME_SHOWN = (
     "(id) => !document.querySelector('#play').hidden && window.donutbox.state"
@@ -75,6 +79,15 @@ def _notice_gone(page: Any) -> None:
     """The notice of a game found hides by itself (screenshots without it,
     and no second one for the same game)."""
     page.wait_for_selector("#notice", state="hidden")
+
+
+def _serious(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page as shown."""
+    return [
+        f"{v['id']}: " + "; ".join(n["target"][0] for n in v["nodes"][:3])
+        for v in AXE.run(page).response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def _place(final: dict[str, Any], seat: int) -> int:
@@ -200,6 +213,8 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     assert cells[2:] == [names[1], "1500", after]
     assert "?" in ann.inner_text("#ratings li")
     _notice_gone(ann)
+    ann.click(".rating-graph summary")  # the table shown too, for the scan
+    assert _serious(ann) == []
     ann.screenshot(path=str(SHOTS / "profile-graph-desktop.png"), full_page=True)
     # Bob's profile, opened from Ann's games: head to head against Ann.
     ann.click(f"{row} button.linkish")
@@ -223,6 +238,7 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     bob.click("[data-tab=profile]")
     bob.wait_for_selector(".rating-graph svg")
     _notice_gone(bob)
+    assert _serious(bob) == []
     bob.screenshot(path=str(SHOTS / "profile-graph-phone-dark.png"), full_page=True)
     # The rematch: Ann offers it from the game's end screen; Bob's page
     # (in the lobby now) is told, and he accepts there; both pages go to
@@ -235,8 +251,10 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     bob.click("[data-tab=lobby]")
     bob.wait_for_selector(f"#rematches li[data-game='{game_id}'] .rematch-accept")
     assert "offers a rematch" in bob.text_content("#notice")
+    assert _serious(bob) == []
     bob.screenshot(path=str(SHOTS / "rematch-offer-phone-dark.png"))
     ann.emulate_media(color_scheme="dark")
+    assert _serious(ann) == []
     ann.screenshot(path=str(SHOTS / "rematch-waiting-desktop-dark.png"))
     bob.click(f"#rematches li[data-game='{game_id}'] .rematch-accept")
     for page in (ann, bob):

@@ -9,17 +9,30 @@ final scores."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from community_helpers import play_to_the_end, running_app, signed_up
+from community_helpers import fresh_pg_database, play_to_the_end, running_app, signed_up
+
+PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
 
 
 @pytest.fixture
 def app(tmp_path: Path):  # type: ignore[no-untyped-def]
     with running_app(f"sqlite:///{tmp_path / 'r.db'}") as application:
+        yield application
+
+
+@pytest.fixture
+def pg_app():  # type: ignore[no-untyped-def]
+    """The app on a PostgreSQL database of its own (migration 0008 there)."""
+    if not PG_URL:
+        pytest.skip("no PostgreSQL server: set DONUTBOX_TEST_PG_URL")
+    pytest.importorskip("psycopg")
+    with fresh_pg_database(PG_URL, "rematch") as url, running_app(url) as application:
         yield application
 
 
@@ -39,6 +52,14 @@ def _place(scores: list[int], delivered: list[int], seat: int) -> int:
 
 
 def test_a_rematch_accepted_by_both_makes_a_new_game_with_the_seats_turned(app) -> None:  # type: ignore[no-untyped-def]
+    _rematch_journey(app)
+
+
+def test_a_rematch_on_postgresql(pg_app) -> None:  # type: ignore[no-untyped-def]
+    _rematch_journey(pg_app)
+
+
+def _rematch_journey(app: Any) -> None:
     ann, bob, cat = signed_up(app, "ann", "bob", "cat")
     t = ann.post("/api/lobby/tables", {"players": 2, "clock": {"minutes": 3, "increment": 2}})
     game_id = bob.post(f"/api/lobby/tables/{t.json()['id']}/join").json()["game"]
