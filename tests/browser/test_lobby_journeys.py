@@ -16,6 +16,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+
 from conftest import SHOTS, page_for, post
 
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")

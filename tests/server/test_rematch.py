@@ -108,9 +108,10 @@ def _rematch_journey(app: Any) -> None:
     assert declined["declined"] == "ann" and declined["new_game"] is None
     (seen,) = [o for o in bob.get("/api/lobby").json()["rematches"] if o["game"] == new_id]
     assert seen["declined"] == "ann"
-    # Offered again later: a new offer, nobody declined yet.
-    again = bob.post(f"/api/rematch/{new_id}").json()
-    assert again["declined"] is None and again["accepted"] == ["bob"]
+    # Declined means no: it is not offered again at once (nor made).
+    again = bob.post(f"/api/rematch/{new_id}")
+    assert again.status_code == 409 and again.json()["detail"] == "rematch: ann declined it"
+    assert bob.get(f"/api/rematch/{new_id}").json()["new_game"] is None
 
 
 def test_the_players_may_analyse_their_online_game_once_it_is_over(app) -> None:  # type: ignore[no-untyped-def]

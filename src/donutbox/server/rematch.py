@@ -4,7 +4,9 @@ the seats turned by one (the second player starts), made once every
 player of the old game has accepted.
 
 ``POST /api/rematch/{game}`` offers a rematch, or accepts the one offered;
-``POST /api/rematch/{game}/decline`` declines it; ``GET /api/rematch/{game}``
+``POST /api/rematch/{game}/decline`` declines it (it is not offered again
+until ``OFFER_SECONDS`` after it was first made: a player cannot be asked
+over and over); ``GET /api/rematch/{game}``
 is the offer as it stands.  Only the game's own players are answered
 (anyone else: 404 ``no such game``, the answer to an id that does not
 exist).  The offer lives in the ``rematches`` table (migration 0008), so
@@ -83,7 +85,8 @@ class Rematches:
 
     @staticmethod
     def _live(row: RematchRow | None, now: float) -> bool:
-        """An offer that stands (a declined one may be made again)."""
+        """An offer that stands (a declined one is closed: it may be made
+        again once it has lapsed)."""
         return (
             row is not None
             and now - row.created < OFFER_SECONDS
@@ -98,6 +101,10 @@ class Rematches:
             row = db.scalars(
                 select(RematchRow).where(RematchRow.game_id == game_id).with_for_update()
             ).first()
+            # No means no: a declined offer is not made again until it lapses.
+            declined = row is not None and row.declined is not None and row.new_game is None
+            if declined and row is not None and now - row.created < OFFER_SECONDS:
+                raise Conflict(f"rematch: {row.declined} declined it")
             if row is not None and not self._live(row, now):
                 db.delete(row)
                 db.flush()

@@ -30,10 +30,7 @@ export function rematchControls(r, mine, after = () => {}) {
   const act = (path) => async () => { await send(r.game, path); after(); };
   const others = r.players.filter((n) => n !== mine);
   if (r.new_game) return [h("span", {}, "Rematch accepted: the new game is starting…")];
-  if (r.declined) {
-    return [h("span", {}, `${r.declined === mine ? "You" : r.declined} declined the rematch. `),
-      button("Offer a rematch", act(""), { className: "rematch-offer" })];
-  }
+  if (r.declined) return [h("span", {}, `${r.declined === mine ? "You" : r.declined} declined the rematch.`)];
   if (!r.offered || !r.accepted.length) {
     return [button("Rematch", act(""), { className: "rematch-offer", title: `A new game with ${others.join(", ")}: the same rules and clock, the seats turned by one; everyone must accept.` })];
   }
