@@ -1,10 +1,11 @@
 // The community screens (docs/community.md): sign in or up, the lobby (open
-// tables, quick match, who is online, invitations live on the lobby
-// socket), the leaderboard and profiles with history.  Hooks into the page:
-// a nav button (#btn-community), a panel (#community) and this module; an
-// online game opens through its usual link (#/online/<id>/<token>), which
-// app.js already follows.  Every POST sends the CSRF token as X-CSRF-Token;
-// the session itself is an HttpOnly cookie this script never sees.
+// tables, quick match, who is online, invitations and rematches live on the
+// lobby socket), the leaderboard, and profiles (profile.js).  Hooks into
+// the page: a nav button (#btn-community), a panel (#community) and this
+// module; an online game opens through its usual link
+// (#/online/<id>/<token>), which app.js already follows, and a game of
+// yours that starts is opened in every page of yours (follow.js).  The
+// signed-in player and the requests (CSRF): account.js.
 
 import { $, h, button, showError, showNotice } from "./dom.js";
 import { ownerToken } from "./api.js";
