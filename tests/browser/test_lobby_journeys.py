@@ -176,6 +176,11 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
         page.wait_for_selector("#online-end .rematch-offer")
         assert page.is_visible("#btn-analyse") and page.is_visible("#btn-replay")
         assert page.is_hidden("#btn-notify") and page.is_hidden("#watchers")
+    # Analyse, asked for by a player once the game is over, runs.
+    bob.click("#btn-analyse")
+    bob.wait_for_function(
+        "() => /^Analys/.test((document.querySelector('#analysis-progress') || {}).textContent)"
+    )
     # Replay from My games, in the page that played the game (a link to
     # the address the page is at already).
     ann.click("#btn-community")

@@ -18,11 +18,19 @@ function keepOwner(data) {
 }
 
 // The bearer of a /api/games/<id>/... request: the seat's token when <id>
-// is the online game shown (its analysis), else this browser's owner token.
+// is an online game this page showed (its analysis: a request still
+// polling after the page moved on to another game goes with it too), else
+// this browser's owner token.
+const seatTokens = new Map(); // online game id (as in a path) -> its seat's token
 function gameToken(path) {
   const online = store.online;
-  if (online && online.token && path.startsWith(`/api/games/${encodeURIComponent(online.id)}/`)) return online.token;
-  return ownerToken();
+  if (online && online.token) {
+    seatTokens.delete(encodeURIComponent(online.id)); // newest last; at most 20 kept
+    seatTokens.set(encodeURIComponent(online.id), online.token);
+    if (seatTokens.size > 20) seatTokens.delete(seatTokens.keys().next().value);
+  }
+  const id = path.split("/")[3];
+  return seatTokens.get(id) || ownerToken();
 }
 
 // GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
