@@ -29,6 +29,8 @@ from typing import Any
 
 from fastapi import APIRouter
 from sqlalchemy import Float, String, Text, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..core.record import load
@@ -45,6 +47,8 @@ router = APIRouter()
 OFFER_SECONDS = 600.0
 #: The offer's ``new_game`` while the accepting request makes the game.
 STARTING = ""
+#: Tries of an acceptance that lost the race to insert the offer's row.
+ATTEMPTS = 3
 
 
 class RematchRow(CommunityBase):
@@ -65,8 +69,8 @@ class Rematches:
     """The offers in the database; every method is one transaction (run in
     a thread)."""
 
-    def __init__(self, community: Community) -> None:
-        self.engine = community.ratings.engine
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
 
     def players(self, game_id: str) -> list[User]:
         """The game's players in seat order (none: not a lobby game)."""
@@ -96,6 +100,14 @@ class Rematches:
     def accept(self, game_id: str, user: User, everyone: list[User]) -> tuple[RematchRow, bool]:
         """Record ``user``'s acceptance (a new offer if none stands); True
         if it completed the offer: this caller makes the game."""
+        for _ in range(ATTEMPTS - 1):
+            try:
+                return self._accept(game_id, user, everyone)
+            except IntegrityError:  # two first offers at once: the other's row is there now
+                continue
+        return self._accept(game_id, user, everyone)
+
+    def _accept(self, game_id: str, user: User, everyone: list[User]) -> tuple[RematchRow, bool]:
         now = time.time()
         with Session(self.engine, expire_on_commit=False) as db, db.begin():
             row = db.scalars(
@@ -179,7 +191,7 @@ class Rematches:
 
 
 def rematches(c: Community) -> Rematches:
-    return Rematches(c)
+    return Rematches(c.ratings.engine)
 
 
 async def _players_of(c: Community, game_id: str, user: User) -> list[User]:

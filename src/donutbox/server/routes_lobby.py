@@ -139,7 +139,9 @@ async def lobby_state(
         private = await asyncio.to_thread(c.lobby.store.private, user)
         history = await asyncio.to_thread(c.ratings.history, user.id, 20)
         games = [h for h in history if not h["finished"]]
-        private["rematches"] = await asyncio.to_thread(Rematches(c).of_player, user.id)
+        private["rematches"] = await asyncio.to_thread(
+            Rematches(c.ratings.engine).of_player, user.id
+        )
         c.lobby.private_reads += 1
         if own is not None:
             own.version, own.private, own.games = version, private, games
