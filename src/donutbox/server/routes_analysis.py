@@ -221,11 +221,14 @@ async def _run(hub: Hub, job: Job) -> None:
             _dispatch(hub)
 
 
-async def _analysable(hub: Hub, game_id: str, authorization: str | None) -> GameSession:
-    """A local game of the bearer's, or an online game the bearer plays in
-    (a seat's token; spectators get 404 as strangers do), once it is over:
-    409 before (the analysis shows every hidden card and the search's best
-    moves, help no player may have while the game runs)."""
+async def _analysable(
+    hub: Hub, game_id: str, authorization: str | None, asking: bool
+) -> GameSession:
+    """A local game of the bearer's (``asking`` for an analysis: once it is
+    over, 409 before), or an online game the bearer plays in (a seat's
+    token; spectators get 404 as strangers do), once it is over: 409 before,
+    for reading too (the analysis shows the search's best moves, help no
+    player may have while the game runs)."""
     if authorization and bearer(authorization):
         s = await hub.open(game_id, bearer(authorization))
         if s.online:
@@ -238,7 +241,7 @@ async def _analysable(hub: Hub, game_id: str, authorization: str | None) -> Game
                 )
             return s
     s = await local(hub, game_id, authorization)
-    if not s.game.finished:
+    if asking and not s.game.finished:
         raise Conflict("the analysis opens when the game is over")
     return s
 
@@ -263,7 +266,7 @@ async def start_analysis(
 ) -> dict[str, Any]:
     """Start analysing a finished game (each move searched ``seconds`` of
     CPU from its mover's view; default 0.3, a body may ask 0.05 to 1)."""
-    s = await _analysable(hub, game_id, authorization)
+    s = await _analysable(hub, game_id, authorization, asking=True)
     seconds = default_seconds()
     if body is not None:
         if not isinstance(body, dict) or set(body) - {"seconds"}:
@@ -307,7 +310,7 @@ async def get_analysis(
     game_id: str, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
     """The analysis: its progress while running, then the document."""
-    s = await _analysable(hub, game_id, authorization)
+    s = await _analysable(hub, game_id, authorization, asking=False)
     a = analyses(hub)
     if game_id in a.done:
         return a.done[game_id]
