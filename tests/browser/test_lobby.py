@@ -31,9 +31,15 @@ def _sign_up(page: Any, name: str) -> None:
     assert page.text_content("#me-name") == name
 
 
-def _link(page: Any) -> str:
-    page.wait_for_selector("#my-games a.open-game")
-    return str(page.get_attribute("#my-games a.open-game", "href"))
+def _link(page: Any, not_game: str = "") -> str:
+    """The link of the lobby game the page was taken to (without a click:
+    the lobby follows its player), other than ``not_game``."""
+    page.wait_for_function(
+        "(old) => location.hash.startsWith('#/online/') && !document.querySelector('#play').hidden"
+        " && window.donutbox.state && (!old || window.donutbox.state.id !== old)",
+        arg=not_game,
+    )
+    return "/" + str(page.evaluate("() => location.hash"))
 
 
 def _play_to_the_end(live: str, game_id: str, tokens: list[str]) -> dict[str, Any]:
@@ -71,9 +77,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     game_id = links[0].split("/")[3]
     assert links[1].split("/")[3] == game_id and links[0] != links[1]
     tokens = [link.split("/")[4] for link in links]
-    # Each page's link opens its own seat of the online game.
-    ann.click("#my-games a.open-game")
-    ann.wait_for_selector("#play:not([hidden])")
+    # Each page shows its own seat of the online game.
     assert _get(f"{live}/api/online/{game_id}", tokens[1])["player"] == 1
     final = _play_to_the_end(live, game_id, tokens)
     ann.wait_for_function(
@@ -93,7 +97,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     after.locator("input").fill("left the table rudely")
     after.locator("button.send-report").click()
     ann.wait_for_function(
-        "() => document.querySelector('#error').textContent.startsWith('Reported')"
+        "() => document.querySelector('#notice').textContent.startsWith('Reported')"
     )
     # Both see the new ratings and the game in their history.
     for page, token in ((ann, tokens[0]), (bob, tokens[1])):
@@ -129,7 +133,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     report.locator("input").fill("stalled the game")
     report.locator("button.send-report").click()
     bob.wait_for_function(
-        "() => document.querySelector('#error').textContent.startsWith('Reported')"
+        "() => document.querySelector('#notice').textContent.startsWith('Reported')"
     )
     report.locator("summary").click()
     report.locator("button.send-report").click()
@@ -148,9 +152,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
         page.click("#btn-community")
         page.click("[data-tab=lobby]")
         page.click("#btn-quick-match")
-    ann.wait_for_selector("#my-games a.open-game")
-    bob.wait_for_selector("#my-games a.open-game")
-    new = [_link(ann).split("/")[3], _link(bob).split("/")[3]]
+    new = [_link(ann, game_id).split("/")[3], _link(bob, game_id).split("/")[3]]
     assert new[0] == new[1] != game_id
     for page in (ann, bob):
         page.context.close()

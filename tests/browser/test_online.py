@@ -333,12 +333,17 @@ def test_a_takeback_asked_on_one_page_and_answered_on_the_other(server: Any, bro
     sync_api.expect(cy.locator("#scores tbody tr >> nth=1 >> .dot")).to_have_class(
         re.compile("off")
     )
-    # A wrong link: a one-line error, and no retrying.
+    # A wrong link: one line saying so (no "Connecting…" for ever, no
+    # second line in the error area), nothing to act on, and no retrying.
     bad = _page(browser, f"{server.url}/#/online/{game['id']}/not-a-token")
-    sync_api.expect(bad.locator("#error")).to_have_text(
-        "token: no such game, or this link does not open it"
+    sync_api.expect(bad.locator("#status")).to_have_text(
+        "No such game: the link is wrong, or the game was deleted."
     )
-    sync_api.expect(bad.locator("#conn")).to_have_text("Not connected")
+    sync_api.expect(bad.locator("#error")).to_be_hidden()
+    sync_api.expect(bad.locator("#conn")).to_be_hidden()
+    for control in ("#btn-rotate", "#btn-undo"):
+        sync_api.expect(bad.locator(control)).to_be_hidden()
+    assert not bad.evaluate("() => window.donutbox.connected")
     # The links this browser opened are remembered, to reopen them.
     cy.click("#btn-games")
     sync_api.expect(cy.locator("#online-list li")).to_have_count(1)

@@ -36,6 +36,7 @@ from ..lobby.service import Lobby
 from ..moderation.rows import MAX_REASON
 from ..moderation.service import Moderation
 from ..online import digest
+from ..ratings.head_to_head import head_to_head, results
 from ..ratings.service import Ratings
 from ..routes.local import OWNER_TOKEN
 from ..routes.online import bearer
@@ -277,7 +278,8 @@ async def claimed_record(game_id: str, me: Me, request: Request, c: CommunityDep
 
 @router.get("/api/players/{name}")
 async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any]:
-    """A player's ratings (per rule set) and lobby games.  Seat tokens (the
+    """A player's ratings (per rule set), results (games, wins, draws,
+    losses: head_to_head.results) and lobby games.  Seat tokens (the
     links that open a game) only in one's own profile."""
     user = await asyncio.to_thread(c.accounts.find, name)
     if user is None:
@@ -298,7 +300,14 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
             k: {**r.to_dict(), "label": labels.get(k, k)} for k, r in c.ratings.all_of(uid).items()
         }
         banned = Moderation(c.ratings.engine).is_banned(uid)
-        return {"me": own, "ratings": ratings, "history": history, "banned": banned}
+        record = results(c.ratings.engine, uid)
+        return {
+            "me": own,
+            "ratings": ratings,
+            "history": history,
+            "banned": banned,
+            "results": record,
+        }
 
     read_out = await asyncio.to_thread(read)
     return {
@@ -308,7 +317,28 @@ async def profile(name: str, c: CommunityDep, request: Request) -> dict[str, Any
         "banned": read_out["banned"],
         "ratings": read_out["ratings"],
         "history": read_out["history"],
+        "results": read_out["results"],
     }
+
+
+@router.get("/api/players/{name}/vs/{other}")
+async def versus(name: str, other: str, c: CommunityDep) -> dict[str, Any]:
+    """``name``'s record against ``other`` in finished lobby games: wins,
+    draws, losses (from ``name``'s side) and the games, newest first."""
+    a = await asyncio.to_thread(c.accounts.find, name)
+    b = await asyncio.to_thread(c.accounts.find, other)
+    if a is None:
+        raise NoSuchGame("name: no such player")
+    if b is None:
+        raise NoSuchGame("other: no such player")
+    if a.id == b.id:
+        raise Invalid("other: a player has no games against themselves")
+
+    def read() -> dict[str, Any]:  # database reads: in a thread
+        c.ratings.settle_all()
+        return head_to_head(c.ratings.engine, a.id, b.id)
+
+    return {"name": a.name, "other": b.name, **await asyncio.to_thread(read)}
 
 
 class Report(BaseModel):

@@ -37,13 +37,14 @@ from fastapi import APIRouter, Body, Request
 from ...ai.analysis import MoveAnalysis, analyse_ply, to_json
 from ...core import Game
 from ...core.record import dump
-from .. import limits
-from ..errors import Busy, Conflict, Invalid
+from .. import forfeits, limits
+from ..errors import Busy, Conflict, Invalid, NoSuchGame
 from ..hub import Hub
 from ..online import digest
 from ..routes.common import HubDep
 from ..routes.local import Auth, local
-from ..routes.online import bearer
+from ..routes.online import bearer, online_reader
+from ..session import SPECTATOR, GameSession
 
 log = logging.getLogger("donutbox.server.analysis")
 
@@ -220,6 +221,31 @@ async def _run(hub: Hub, job: Job) -> None:
             _dispatch(hub)
 
 
+async def _analysable(
+    hub: Hub, game_id: str, authorization: str | None, asking: bool
+) -> GameSession:
+    """A local game of the bearer's (``asking`` for an analysis: once it is
+    over, 409 before), or an online game the bearer plays in (a seat's
+    token; spectators get 404 as strangers do), once it is over: 409 before,
+    for reading too (the analysis shows the search's best moves, help no
+    player may have while the game runs)."""
+    if authorization and bearer(authorization):
+        s = await hub.open(game_id, bearer(authorization))
+        if s.online:
+            s, seat = await online_reader(hub, game_id, authorization)
+            if seat == SPECTATOR:
+                raise NoSuchGame()
+            if not forfeits.over(s.game):
+                raise Conflict(
+                    "analysis: the game is still being played; it opens when the game is over"
+                )
+            return s
+    s = await local(hub, game_id, authorization)
+    if asking and not s.game.finished:
+        raise Conflict("the analysis opens when the game is over")
+    return s
+
+
 def _progress(a: Analyses, game_id: str) -> dict[str, Any] | None:
     """The state of a queued or running analysis (None: neither)."""
     if game_id in a.running:
@@ -240,9 +266,7 @@ async def start_analysis(
 ) -> dict[str, Any]:
     """Start analysing a finished game (each move searched ``seconds`` of
     CPU from its mover's view; default 0.3, a body may ask 0.05 to 1)."""
-    s = await local(hub, game_id, authorization)
-    if not s.game.finished:
-        raise Conflict("the analysis opens when the game is over")
+    s = await _analysable(hub, game_id, authorization, asking=True)
     seconds = default_seconds()
     if body is not None:
         if not isinstance(body, dict) or set(body) - {"seconds"}:
@@ -286,7 +310,7 @@ async def get_analysis(
     game_id: str, hub: HubDep, authorization: str | None = Auth
 ) -> dict[str, Any]:
     """The analysis: its progress while running, then the document."""
-    s = await local(hub, game_id, authorization)
+    s = await _analysable(hub, game_id, authorization, asking=False)
     a = analyses(hub)
     if game_id in a.done:
         return a.done[game_id]

@@ -26,6 +26,7 @@ from ..accounts import SESSION_COOKIE, User
 from ..errors import Conflict, Invalid, NoSuchGame
 from ..hub import Hub
 from ..lobby.bus import make_bus
+from ..lobby.rematch import Rematches
 from ..lobby.service import Lobby
 from ..lobby.store import DEFAULT_CLOCK
 from ..models import ClockOption, NewOnlineGame, RuleFields, rules_of
@@ -140,11 +141,15 @@ async def lobby_state(
         private = await asyncio.to_thread(c.lobby.store.private, user)
         history = await asyncio.to_thread(c.ratings.history, user.id, 20)
         games = [h for h in history if not h["finished"]]
+        private["rematches"] = await asyncio.to_thread(
+            Rematches(c.ratings.engine).of_player, user.id
+        )
         c.lobby.private_reads += 1
         if own is not None:
             own.version, own.private, own.games = version, private, games
     state = await c.lobby.state_for(user, shared, private)
     state["games"] = games
+    state["rematches"] = private.get("rematches", [])
     return state
 
 
@@ -321,10 +326,12 @@ async def lobby_socket(ws: WebSocket) -> None:
 
 def install(app: FastAPI) -> None:
     """Register the community's routers on ``app`` (create_app calls this)."""
+    from ..lobby import rematch
     from . import accounts
 
     app.include_router(accounts.router)
     app.include_router(router)
+    app.include_router(rematch.router)
 
 
 async def start(app: FastAPI, hub: Hub) -> Community:

@@ -26,7 +26,7 @@ export function analysedMove(i) {
 }
 
 function analysable(s) {
-  return Boolean(s) && s.finished && !store.online && s.mode !== "online";
+  return Boolean(s) && s.finished && (store.online ? s.player >= 0 : s.mode !== "online");
 }
 
 let polling = null;

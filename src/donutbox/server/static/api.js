@@ -3,6 +3,8 @@
 // request (and as ?token= on the game's socket); the server mints one with
 // this browser's first game, and the page keeps it.
 
+import { store } from "./store.js";
+
 const OWNER = "donutbox.owner";
 
 export function ownerToken() {
@@ -15,6 +17,22 @@ function keepOwner(data) {
   }
 }
 
+// The bearer of a /api/games/<id>/... request: the seat's token when <id>
+// is an online game this page showed (its analysis: a request still
+// polling after the page moved on to another game goes with it too), else
+// this browser's owner token.
+const seatTokens = new Map(); // online game id (as in a path) -> its seat's token
+function gameToken(path) {
+  const online = store.online;
+  if (online && online.token) {
+    seatTokens.delete(encodeURIComponent(online.id)); // newest last; at most 20 kept
+    seatTokens.set(encodeURIComponent(online.id), online.token);
+    if (seatTokens.size > 20) seatTokens.delete(seatTokens.keys().next().value);
+  }
+  const id = path.split("/")[3];
+  return seatTokens.get(id) || ownerToken();
+}
+
 // GET `path` (no body) or POST `body` as JSON.  `token`: the bearer to send
 // (default: the owner token for /api/games...; an online game's link token
 // is passed explicitly; null for none).  `extra`: more headers (the
@@ -22,7 +40,7 @@ function keepOwner(data) {
 // reason.  The page's one path to `fetch`.
 export async function api(path, body, token, method, extra = {}) {
   const headers = { ...extra };
-  const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? ownerToken() : null);
+  const bearer = token !== undefined ? token : (path.startsWith("/api/games") ? gameToken(path) : null);
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   const opts = body === undefined
     ? { headers, ...(method ? { method } : {}) }

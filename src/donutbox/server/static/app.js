@@ -315,6 +315,16 @@ async function rematch() {
   } catch (err) { showError(err.message); }
 }
 
+// Show what the address names: an online game's link, or a local game.
+function route() {
+  const link = parseLink(location.hash);
+  if (link) { openOnline(link.id, link.token); return; }
+  const id = new URLSearchParams(location.hash.slice(1)).get("game");
+  if (!id) return;
+  if (store.online || store.gameId !== id) load(id).catch((err) => showError(err.message));
+  else show("play");
+}
+
 // -- wiring -----------------------------------------------------------------------------
 
 function setup() {
@@ -339,11 +349,17 @@ function setup() {
   setInterval(drawClocks, 250);
   addEventListener("online", () => store.online && store.online.client.retryNow());
   document.addEventListener("visibilitychange", () => { if (!document.hidden && store.online) store.online.client.retryNow(); });
-  addEventListener("hashchange", () => {
-    const link = parseLink(location.hash);
-    if (link) { openOnline(link.id, link.token); return; }
-    const id = new URLSearchParams(location.hash.slice(1)).get("game");
-    if (id && (store.online || store.gameId !== id)) load(id).catch((err) => showError(err.message));
+  addEventListener("hashchange", route);
+  // A link to the address the page is at already (Replay or Open in My
+  // games, for the game this page just played) makes no hashchange: it is
+  // followed all the same.
+  document.addEventListener("click", (e) => {
+    const a = e.target instanceof Element ? e.target.closest("a[href]") : null;
+    if (!a || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const url = new URL(a.href, location.href);
+    if (url.origin !== location.origin || url.pathname !== location.pathname || !url.hash || url.hash !== location.hash) return;
+    e.preventDefault();
+    route();
   });
   $("#btn-rotate").addEventListener("click", turn);
   $("#btn-hint").addEventListener("click", askHint);

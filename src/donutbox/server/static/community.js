@@ -1,36 +1,24 @@
 // The community screens (docs/community.md): sign in or up, the lobby (open
-// tables, quick match, who is online, invitations live on the lobby
-// socket), the leaderboard and profiles with history.  Hooks into the page:
-// a nav button (#btn-community), a panel (#community) and this module; an
-// online game opens through its usual link (#/online/<id>/<token>), which
-// app.js already follows.  Every POST sends the CSRF token as X-CSRF-Token;
-// the session itself is an HttpOnly cookie this script never sees.
+// tables, quick match, who is online, invitations and rematches live on the
+// lobby socket), the leaderboard, and profiles (profile.js).  Hooks into
+// the page: a nav button (#btn-community), a panel (#community) and this
+// module; an online game opens through its usual link
+// (#/online/<id>/<token>), which app.js already follows, and a game of
+// yours that starts is opened in every page of yours (follow.js).  The
+// signed-in player and the requests (CSRF): account.js.
 
-import { $, h, button, showError } from "./dom.js";
-import { api, ownerToken } from "./api.js";
+import { $, h, button, showError, showNotice } from "./dom.js";
+import { ownerToken } from "./api.js";
+import { me, call, refreshAccount } from "./account.js";
 import { ruleFields, ruleValues } from "./forms.js";
 import { store, subscribe, setQuietly } from "./store.js";
+import { followLobby, forgetLobby } from "./follow.js";
+import { rematchControls, rematchesPushed } from "./rematch.js";
+import { counted, profileView, reportForm, section, shownRating } from "./profile.js";
 
-const me = { user: null, csrf: "" };
 let socket = null;
 let lobby = null;
 let tab = "lobby";
-
-// A community request: the session cookie goes by itself, every POST
-// carries the CSRF token, and no owner token goes unless `bearer` is given
-// (claiming this browser's games).
-async function call(path, body, bearer = null) {
-  const csrf = body === undefined ? {} : { "X-CSRF-Token": me.csrf };
-  const data = await api(path, body, bearer, undefined, csrf);
-  if (data && typeof data.csrf === "string") me.csrf = data.csrf;
-  return data;
-}
-
-async function refreshAccount() {
-  const a = await call("/api/account");
-  me.user = a.user;
-  me.csrf = a.csrf;
-}
 
 const panel = () => $("#community");
 
@@ -39,16 +27,12 @@ function open() {
   render();
 }
 
-function section(title, ...children) {
-  const s = h("section", { className: "community-part" });
-  s.append(h("h3", {}, title), ...children);
-  return s;
-}
-
 function tabs() {
   const bar = h("div", { className: "community-tabs" });
   for (const [id, label] of [["lobby", "Lobby"], ["leaderboard", "Leaderboard"], ["profile", "My games"]]) {
-    const b = button(label, () => { tab = id; render(); }, { "aria-pressed": String(tab === id), "data-tab": id });
+    // "My games" is always the signed-in player's own (a profile opened from
+    // the leaderboard is not "mine").
+    const b = button(label, () => { tab = id; if (id === "profile") profileName = null; render(); }, { "aria-pressed": String(tab === id), "data-tab": id });
     bar.append(b);
   }
   return bar;
@@ -86,6 +70,7 @@ function accountBar() {
     try { await call("/api/account/signout", {}); } catch (err) { showError(err.message); }
     if (socket) socket.close();
     socket = null; lobby = null;
+    forgetLobby();
     await refreshAccount();
     render();
   }, { id: "btn-sign-out" }));
@@ -94,7 +79,7 @@ function accountBar() {
   const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password" });
   const neu = h("input", { type: "password", autocomplete: "new-password", minlength: "8", maxlength: "128", "aria-label": "new password" });
   pw.append(old, neu, button("Change", async () => {
-    try { await call("/api/account/password", { old_password: old.value, new_password: neu.value }); showError("Password changed; your other sessions are signed out."); } catch (err) { showError(err.message); }
+    try { await call("/api/account/password", { old_password: old.value, new_password: neu.value }); showNotice("Password changed; your other sessions are signed out."); } catch (err) { showError(err.message); }
   }));
   bar.append(pw);
   return bar;
@@ -142,7 +127,7 @@ function tableForm() {
     document.createTextNode(" "),
     button("Quick match", async () => {
       const c = chosen();
-      try { const r = await call("/api/lobby/queue", c ? { ...body(), clock: c } : body()); if (r.game) showError("Matched: your game is under Your games."); } catch (err) { showError(err.message); }
+      try { const r = await call("/api/lobby/queue", c ? { ...body(), clock: c } : body()); if (r.game) showNotice("Matched: your game is starting…"); } catch (err) { showError(err.message); }
       poll();
     }, { id: "btn-quick-match" }),
   );
@@ -162,6 +147,16 @@ function lobbyView() {
       ul.append(li);
     }
     parts.push(section("Your games in progress", ul));
+  }
+  const offered = (lobby.rematches || []).filter((r) => !r.new_game && !r.declined);
+  if (offered.length) {
+    const ul = h("ul", { id: "rematches" });
+    for (const r of offered) {
+      const li = h("li", { "data-game": r.game }, `Rematch with ${r.players.filter((n) => n !== lobby.me).join(", ")}: `);
+      li.append(...rematchControls(r, lobby.me, poll));
+      ul.append(li);
+    }
+    parts.push(section("Rematches offered", ul));
   }
   if (lobby.invites.length) {
     const ul = h("ul", { id: "invites" });
@@ -188,7 +183,7 @@ function lobbyView() {
       for (const n of lobby.online.filter((n) => n !== lobby.me && !t.waiting.includes(n))) who.append(h("option", { value: n }, n));
       if (who.options.length) {
         li.append(document.createTextNode(" "), who, button("Invite", async () => {
-          try { await call("/api/lobby/invite", { to: who.value, table: t.id }); showError(`Invited ${who.value}.`); } catch (err) { showError(err.message); }
+          try { await call("/api/lobby/invite", { to: who.value, table: t.id }); showNotice(`Invited ${who.value}.`); } catch (err) { showError(err.message); }
         }, { className: "invite" }));
       }
     } else {
@@ -242,95 +237,9 @@ async function leaderboardView(into) {
 // lichess does) and never on the leaderboard (docs/community.md).
 const PROVISIONAL_NOTE = "A rating marked ? is provisional: it is listed here after enough rated games against at least 5 different players.";
 
-function shownRating(r) {
-  return `${r.rating}${r.provisional ? "?" : ""}`;
-}
-
-function counted(weight) {
-  if (weight >= 1) return "";
-  return weight > 0 ? ` (counted ${Math.round(weight * 100)}%)` : " (not counted)";
-}
-
-// A report to the server's moderators (docs/community.md, "Moderation"):
-// of a player (their profile), or of an opponent in one of your games.
-function reportForm(names, game) {
-  const box = h("details", { className: "report" });
-  box.append(h("summary", {}, "Report"));
-  const who = h("select", { "aria-label": "player to report" });
-  for (const n of names) who.append(h("option", { value: n }, n));
-  const reason = h("input", { maxlength: "500", required: "", "aria-label": "what happened", placeholder: "What happened?" });
-  const send = button("Send report", async () => {
-    try {
-      await call(`/api/players/${encodeURIComponent(who.value)}/report`, game ? { reason: reason.value, game } : { reason: reason.value });
-      box.open = false;
-      showError("Reported: thank you; the moderators will look at it.");
-    } catch (err) { showError(err.message); }
-  }, { className: "send-report" });
-  if (names.length > 1) box.append(who);
-  box.append(reason, send);
-  if (names.length === 1) who.value = names[0];
-  return box;
-}
-
 let profileName = null;
 
 function showProfile(name) { profileName = name; tab = "profile"; render(); }
-
-async function profileView(into) {
-  const name = profileName || (me.user && me.user.name);
-  if (!name) return;
-  try {
-    const p = await call(`/api/players/${encodeURIComponent(name)}`);
-    into.replaceChildren();
-    const ratings = h("ul", { id: "ratings" });
-    for (const [key, r] of Object.entries(p.ratings)) {
-      const li = h("li", { className: r.provisional ? "provisional" : "", title: `mu ${r.model.mu.toFixed(2)}, sigma ${r.model.sigma.toFixed(2)}` },
-        `${r.label || key}: ${shownRating(r)} ±${r.deviation} (${r.games} game${r.games === 1 ? "" : "s"}, ${r.opponents} opponent${r.opponents === 1 ? "" : "s"}${r.provisional ? "; provisional" : ""})`);
-      ratings.append(li);
-    }
-    if (!ratings.children.length) ratings.append(h("li", {}, "No rated game yet."));
-    const title = `${p.name}${p.online ? " (online)" : ""}${p.banned ? " (banned)" : ""}: ratings`;
-    const about = section(title, ratings);
-    if (!p.me && me.user) about.append(reportForm([p.name], null));
-    into.append(about);
-    const table = h("table", { id: "history" });
-    const head = h("tr", {});
-    for (const c of ["Date", "Rules", "Opponents", "Result", "Rating", ""]) head.append(h("th", { scope: "col" }, c));
-    table.append(head);
-    for (const g of p.history) {
-      const tr = h("tr", { "data-game": g.game });
-      const result = g.finished ? `${ordinal(g.place)} (${g.score})` : "in progress";
-      const change = g.voided ? "void" : g.rating ? `${g.rating.before} → ${g.rating.after}${counted(g.rating.weight)}` : (g.rated ? "" : "unrated");
-      const links = h("td", {});
-      if (g.link) {
-        links.append(h("a", { href: g.link, className: g.finished ? "replay-link" : "open-game" }, g.finished ? "Replay" : "Open"));
-        if (g.finished) {
-          links.append(document.createTextNode(" "), button("Record", () => download(g.game), { className: "record" }));
-          if (g.opponents.length) links.append(reportForm(g.opponents, g.game));
-        }
-      }
-      tr.append(h("td", {}, g.date.slice(0, 10)), h("td", {}, g.rules_label), h("td", {}, g.opponents.join(", ")), h("td", {}, result), h("td", { className: "rating-change" }, change), links);
-      table.append(tr);
-    }
-    into.append(section("Games", table));
-  } catch (err) { showError(err.message); }
-}
-
-function ordinal(n) {
-  return n === 1 ? "1st" : n === 2 ? "2nd" : n === 3 ? "3rd" : `${n}th`;
-}
-
-async function download(id) {
-  try {
-    const record = await call(`/api/community/games/${encodeURIComponent(id)}/record`);
-    const url = URL.createObjectURL(new Blob([JSON.stringify(record, null, 2)], { type: "application/json" }));
-    const a = h("a", { href: url, download: `donutbox-${id}.json` });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  } catch (err) { showError(err.message); }
-}
 
 function render() {
   const p = panel();
@@ -342,12 +251,12 @@ function render() {
   p.append(body);
   if (tab === "lobby") body.append(...lobbyView());
   else if (tab === "leaderboard") leaderboardView(body);
-  else profileView(body);
+  else profileView(body, profileName || me.user.name, showProfile);
 }
 
 async function poll() {
   if (!me.user) return;
-  try { lobby = await call("/api/lobby"); } catch (err) { showError(err.message); }
+  try { lobby = await call("/api/lobby"); rematchesPushed(lobby.rematches); } catch (err) { showError(err.message); }
   if (tab === "lobby") render();
 }
 
@@ -360,8 +269,10 @@ function connect() {
     try { msg = JSON.parse(e.data); } catch (err) { return; }
     if (msg.type !== "lobby") return;
     const before = lobby ? lobby.invites.length : 0;
+    followLobby(lobby, msg.lobby);
     lobby = msg.lobby;
-    if (lobby.invites.length > before) showError(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
+    rematchesPushed(lobby.rematches);
+    if (lobby.invites.length > before) showNotice(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
     if (tab === "lobby") render();
   });
   // 4401: the session is gone (signed out elsewhere, expired): show the

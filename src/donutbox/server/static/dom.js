@@ -40,10 +40,25 @@ export function showError(message) {
   errorTimer = setTimeout(() => { box.hidden = true; }, 4000);
 }
 
+// What happened that is no error (a game found, an invitation, a rematch
+// offered, a report sent): one line in the notice area (a polite live
+// region, never the red error box), kept a little longer.
+let noticeTimer = null;
+export function showNotice(message) {
+  const box = $("#notice");
+  box.textContent = String(message).split("\n")[0];
+  box.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { box.hidden = true; }, 8000);
+}
+
 // Show one of the main panels and hide the others.
 export function show(id) {
   $("#loading").hidden = true;
-  for (const panel of ["setup", "saved", "rules", "online-links", "play"]) $(`#${panel}`).hidden = panel !== id;
+  for (const panel of ["setup", "saved", "rules", "online-links", "play", "community"]) {
+    const node = $(`#${panel}`);
+    if (node) node.hidden = panel !== id;
+  }
 }
 
 // A card's face turned clockwise by `rot` degrees.

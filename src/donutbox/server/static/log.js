@@ -223,7 +223,9 @@ export function drawWatchers() {
   const s = store.state;
   const w = $("#watchers");
   const n = s && s.presence ? s.presence.spectators : 0;
-  w.hidden = !s || !s.presence;
+  // Only when someone watches: a lobby game has no spectator link to share,
+  // and "0 spectators watching" tells nobody anything.
+  w.hidden = !s || !s.presence || n === 0;
   w.textContent = `${n} spectator${n === 1 ? "" : "s"} watching`;
 }
 

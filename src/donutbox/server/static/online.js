@@ -449,17 +449,32 @@ export function openOnline(id, token) {
     presence: (p) => {
       if (current() && store.state) offer({ ...store.state, presence: p });
     },
-    error: (reason) => { if (current()) showError(reason); },
+    error: (reason) => {
+      if (!current()) return;
+      if (mine.client.stopped && !store.state) noSuchGame(); // the link opens no game
+      else showError(reason);
+    },
     connection: (status) => { if (current()) connection(status); },
   });
   $("#status").textContent = "Connecting…";
-  for (const sel of ["#board", "#tray", "#scores", "#log", "#takeback"]) $(sel).replaceChildren();
+  for (const sel of ["#board", "#tray", "#scores", "#log", "#takeback", "#open-boxes", "#extra", "#boxes"]) $(sel).replaceChildren();
+  // Nothing to act on until the game's first state (drawn then).
+  for (const sel of ["#btn-rotate", "#btn-undo", "#btn-hint"]) $(sel).hidden = true;
   $("#replay").hidden = true;
   $("#summary").hidden = true;
   $("#online-bar").hidden = false;
   $("#role").textContent = "";
   show("play");
   mine.client.start();
+}
+
+// A link that opens no game (a wrong id or token): one line, and nothing
+// on the page to act on.
+function noSuchGame() {
+  connection("connected"); // no "Not connected" beside it: one line says it
+  $("#status").textContent = "No such game: the link is wrong, or the game was deleted.";
+  $("#role").textContent = "";
+  for (const sel of ["#btn-rotate", "#btn-undo", "#btn-hint", "#btn-notify"]) $(sel).hidden = true;
 }
 
 export function leaveOnline() {
@@ -510,6 +525,33 @@ function resignButton(box, online, s) {
   box.append(yes, button("Cancel", () => { confirmingResign = null; drawOnline(); }));
 }
 
+// Sentences for what forfeits and flags did in `s`, from the viewer's side.
+export function forfeitNotes(s) {
+  const me = s.player;
+  const who = (p) => (p === me ? "You" : s.players[p]);
+  const out = [];
+  for (const f of s.forfeits || []) {
+    const gone = f.how === "time" ? `${p2(who(f.seat))} clock ran out: ${f.seat === me ? "you lose" : "they lose"} on time` : `${who(f.seat)} resigned`;
+    const rest = s.finished ? "." : `; the server's AI plays ${f.seat === me ? "your" : "their"} cards from now on.`;
+    out.push(`${gone}${rest}`);
+  }
+  const forfeited = new Set((s.forfeits || []).map((f) => f.seat));
+  if (s.clock && !s.rated) {
+    s.clock.flagged.forEach((flag, p) => {
+      if (!flag || forfeited.has(p)) return;
+      out.push(p === me
+        ? "Your clock ran out: the server's AI made that move for you; you play on with the increment."
+        : `${p2(s.players[p])} clock ran out: the server's AI made that move for them; they play on with the increment.`);
+    });
+  }
+  return out;
+}
+
+// "You" -> "Your", "Ann" -> "Ann's".
+function p2(name) {
+  return name === "You" ? "Your" : `${name}'s`;
+}
+
 // Whether `seat` has a move that a takeback could take back (the server
 // counts plies in turn order: ply % players is the seat that made it).
 function hasMove(s, seat) {
@@ -530,11 +572,11 @@ export function drawOnline() {
   const box = $("#takeback");
   box.replaceChildren();
   const t = s.takeback;
+  const say = (text, className = "") => box.append(h("span", { className }, text));
+  // Who resigned or ran out of time, said on every screen (the player's
+  // own, the others', a spectator's), during the game and after it.
+  for (const line of forfeitNotes(s)) say(`${line} `, "forfeit-note");
   if (watching || s.finished) return;
-  const say = (text) => box.append(h("span", {}, text));
-  // In a casual game the flagged player learns what happened on their own
-  // page too (the opponent sees the flag beside their clock).
-  if (s.clock && s.clock.flagged[me] && !s.rated) say("Your clock ran out: the server's AI made that move for you; you play on with the increment. ");
   if (!(s.forfeits || []).some((f) => f.seat === me)) resignButton(box, online, s);
   if (t === null || t === undefined) {
     // Offered only in a game made with takebacks allowed (`takebacks_on`).

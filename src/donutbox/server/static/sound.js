@@ -43,6 +43,9 @@ function notes(freqs, { gap = 0.12, length = 0.18, volume = 0.15, type = "sine" 
 }
 
 export const yourTurn = () => notes([523.25, 783.99]);
+// A game found (the lobby took you to it) or a rematch offered: three
+// rising notes, unlike your turn's two.
+export const gameFound = () => notes([392.0, 523.25, 659.25], { gap: 0.1, length: 0.22 });
 export const sealed = () => notes([659.25, 830.61, 987.77], { gap: 0.05, length: 0.35, volume: 0.12, type: "triangle" });
 
 // After a new state: your turn now (and not before), or a delivery made by

@@ -70,6 +70,19 @@ class LobbyGame(Wire):
     link: str
 
 
+class RematchOffer(Wire):
+    """A rematch of one of the player's finished lobby games
+    (server/lobby/rematch.py)."""
+
+    game: str = Field(description="the finished game")
+    players: list[str]
+    accepted: list[str]
+    waiting: list[str] = Field(description="the players yet to accept")
+    declined: str | None = Field(description="who declined, if anyone")
+    new_game: str | None = Field(description="the new game, once every player accepted")
+    offered: bool
+
+
 class LobbyState(Wire):
     me: str
     tables: list[LobbyTable]
@@ -79,3 +92,4 @@ class LobbyState(Wire):
     table: str | None = Field(description="the table the player sits at, if any")
     queued: LobbyQueued | None
     games: list[LobbyGame]
+    rematches: list[RematchOffer] = Field(description="rematch offers of the player's games")
