@@ -1,0 +1,83 @@
+"""Two ``donutbox bot`` processes play a rated game through a real
+``donutbox serve`` (issue 37: "two donutbox bot processes with tokens play a
+rated bot game to the end through the running server"), and the ratings
+settle in the bots' own pool."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from bot_helpers import Person
+
+from conftest import child_env, donutbox_command
+
+
+def _bot(server: str, token: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*donutbox_command(), "bot", "--server", server, "--agent", "heuristic", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=child_env(DONUTBOX_BOT_TOKEN=token),
+    )
+
+
+def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve()
+    owner = Person(server.url, "Owner")
+    alpha, beta = owner.bot("alpha"), owner.bot("beta")
+    waiter = _bot(server.url, beta, "--games", "1")
+    time.sleep(1.0)  # beta's event stream open before the challenge (it would be read anyway)
+    challenger = _bot(
+        server.url,
+        alpha,
+        "--games",
+        "1",
+        "--challenge",
+        "beta",
+        "--minutes",
+        "3",
+        "--increment",
+        "2",
+    )
+    outs = []
+    for proc in (challenger, waiter):
+        out, _ = proc.communicate(timeout=240)
+        outs.append(out)
+        assert proc.returncode == 0, out
+    assert "accepted alpha's challenge" in outs[1], outs[1]
+    assert "finished" in outs[0] and "finished" in outs[1], outs
+
+    # Settled by the lobby's ticker (every 2 s).
+    deadline = time.monotonic() + 30
+    while True:
+        profiles = {n: owner.get(f"/api/players/{n}").json() for n in ("alpha", "beta")}
+        if all(p["history"] and p["history"][0]["rating"] for p in profiles.values()):
+            break
+        assert time.monotonic() < deadline, profiles
+        time.sleep(0.5)
+
+    game = {n: p["history"][0] for n, p in profiles.items()}
+    assert game["alpha"]["game"] == game["beta"]["game"]
+    assert game["alpha"]["rated"] and game["alpha"]["finished"]
+    assert sorted(game["alpha"]["players"]) == ["alpha", "beta"]
+    for n, p in profiles.items():
+        # One rating, in the bot pool (the human pool's key has no prefix).
+        assert list(p["ratings"]) == ["bot:ogm-sa"], p["ratings"]
+        assert game[n]["rules"] == "bot:ogm-sa"
+        assert p["ratings"]["bot:ogm-sa"]["games"] == 1
+    a, b = game["alpha"], game["beta"]
+    # Two new players (docs/community.md's worked example, by hand): the
+    # winner goes 1500 -> 1578, the loser 1500 -> 1422; a draw leaves 1500.
+    if a["score"] != b["score"]:
+        win, lose = (a, b) if a["score"] > b["score"] else (b, a)
+        assert (win["place"], lose["place"]) == (1, 2)
+    if a["place"] == b["place"]:
+        assert a["rating"]["after"] == b["rating"]["after"] == 1500
+    else:
+        win, lose = (a, b) if a["place"] < b["place"] else (b, a)
+        assert (win["rating"]["before"], win["rating"]["after"]) == (1500, 1578)
+        assert (lose["rating"]["before"], lose["rating"]["after"]) == (1500, 1422)
+    # The owner (a person) has no rating at all: bots never move the human pool.
+    assert owner.get("/api/players/Owner").json()["ratings"] == {}
