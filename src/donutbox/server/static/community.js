@@ -10,6 +10,7 @@ import { $, h, button, showError } from "./dom.js";
 import { api, ownerToken } from "./api.js";
 import { ruleFields, ruleValues } from "./forms.js";
 import { store, subscribe, setQuietly } from "./store.js";
+import { botCard, myBots, playBot } from "./bots.js";
 
 const me = { user: null, csrf: "" };
 let socket = null;
@@ -199,6 +200,7 @@ function lobbyView() {
   if (!lobby.tables.length) list.append(h("li", {}, "No open table: open one."));
   parts.push(section("Open tables", list));
   parts.push(tableForm());
+  parts.push(playBot(showProfile));
   const online = h("p", { id: "online-players" }, lobby.online.join(", ") || "nobody");
   parts.push(section("In the lobby now", online));
   return parts;
@@ -293,6 +295,8 @@ async function profileView(into) {
     const about = section(title, ratings);
     if (!p.me && me.user) about.append(reportForm([p.name], null));
     into.append(about);
+    if (p.me) myBots(about, call, render);
+    else botCard(p.name, about, call);
     const table = h("table", { id: "history" });
     const head = h("tr", {});
     for (const c of ["Date", "Rules", "Opponents", "Result", "Rating", ""]) head.append(h("th", { scope: "col" }, c));
