@@ -20,9 +20,11 @@ from typing import Any
 from test_lobby import _sign_up
 from test_online import _play_one, _state, _wait_connected
 
+import donutbox
 from conftest import SHOTS, page_for
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+#: The source tree under test (the one this interpreter imports).
+SRC = Path(donutbox.__file__).resolve().parents[1]
 
 
 class _Owner:

@@ -4,12 +4,34 @@ real HTTP (httpx), making bots and their tokens."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+import donutbox
+
 PASSWORD = "correct horse battery"
+#: The source tree under test (the one this interpreter imports).
+SRC = Path(donutbox.__file__).resolve().parents[1]
+
+
+def bot_process(server: str, token: str, *args: str) -> subprocess.Popen[str]:
+    """``donutbox bot`` of this source tree in a child process, its token
+    in the environment (as a user should pass it), output captured."""
+    env = dict(os.environ, DONUTBOX_BOT_TOKEN=token, NO_COLOR="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH", "")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "donutbox.cli", "bot", "--server", server, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
 
 
 class Person:

@@ -298,3 +298,36 @@ def test_event_and_game_streams_hold_only_the_bots_own_view(site) -> None:  # ty
     assert checked >= 2 * len(full["moves"])
     for s in [*streams.values(), *events.values()]:
         s.close()
+
+
+def test_challenges_waiting_and_requests_a_token_makes_are_bounded(site) -> None:  # type: ignore[no-untyped-def]
+    url = site["url"]
+    token = site["bob"].bot("bob2")
+    for i in range(3):
+        r = httpx.post(f"{url}/api/bot/challenge/ann1", json={}, headers=bearer(token))
+        assert r.status_code == 200, (i, r.text)
+    r = httpx.post(f"{url}/api/bot/challenge/ann1", json={}, headers=bearer(token))
+    assert (r.status_code, r.json()["detail"]) == (
+        409,
+        "challenge: at most 3 challenges waiting for an answer at once",
+    )
+    r = httpx.post(f"{url}/api/bot/challenge/Ann", json={}, headers=bearer(token))
+    # People are challenged from the page, not by bots.
+    assert (r.status_code, r.json()["detail"]) == (404, "name: no such bot")
+    r = httpx.post(
+        f"{url}/api/bot/challenge/ann1", json={"clock": {"minutes": 0.5}}, headers=bearer(token)
+    )
+    assert (r.status_code, r.json()["detail"]) == (
+        422,
+        "clock.minutes: a rated game needs at least 1 minute",
+    )
+    # 40 requests at once, then 8 a second: the next ones wait, in one line.
+    with httpx.Client(base_url=url, headers=bearer(token)) as c:
+        codes = [c.get("/api/bot/account") for _ in range(50)]
+    refused = [r for r in codes if r.status_code == 429]
+    assert refused and all(r.status_code == 200 for r in codes[:30])
+    assert (
+        refused[0]
+        .json()["detail"]
+        .startswith("rate limit: too many requests with this token; try again in")
+    )

@@ -5,41 +5,19 @@ settle in the bots' own pool."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 
-from bot_helpers import Person
-
-from conftest import child_env, donutbox_command
-
-
-def _bot(server: str, token: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*donutbox_command(), "bot", "--server", server, "--agent", "heuristic", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=child_env(DONUTBOX_BOT_TOKEN=token),
-    )
+from bot_helpers import Person, bot_process
 
 
 def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve()
     owner = Person(server.url, "Owner")
     alpha, beta = owner.bot("alpha"), owner.bot("beta")
-    waiter = _bot(server.url, beta, "--games", "1")
+    waiter = bot_process(server.url, beta, "--games", "1")
     time.sleep(1.0)  # beta's event stream open before the challenge (it would be read anyway)
-    challenger = _bot(
-        server.url,
-        alpha,
-        "--games",
-        "1",
-        "--challenge",
-        "beta",
-        "--minutes",
-        "3",
-        "--increment",
-        "2",
+    challenger = bot_process(
+        server.url, alpha, "--games", "1", "--challenge", "beta", "--minutes", "3"
     )
     outs = []
     for proc in (challenger, waiter):
@@ -81,3 +59,4 @@ def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> Non
         assert (lose["rating"]["before"], lose["rating"]["after"]) == (1500, 1422)
     # The owner (a person) has no rating at all: bots never move the human pool.
     assert owner.get("/api/players/Owner").json()["ratings"] == {}
+    owner.http.close()
