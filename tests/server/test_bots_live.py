@@ -5,9 +5,16 @@ settle in the bots' own pool."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from bot_helpers import Person, bot_process
+import pytest
+from bot_helpers import SRC, Person, bot_process
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bot_pettingzoo.py"
 
 
 def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> None:  # type: ignore[no-untyped-def]
@@ -59,4 +66,47 @@ def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> Non
         assert (lose["rating"]["before"], lose["rating"]["after"]) == (1500, 1422)
     # The owner (a person) has no rating at all: bots never move the human pool.
     assert owner.get("/api/players/Owner").json()["ratings"] == {}
+    owner.http.close()
+
+
+def test_the_pettingzoo_example_plays_a_bot_to_the_end(serve) -> None:  # type: ignore[no-untyped-def]
+    """examples/bot_pettingzoo.py: a PettingZoo policy (random masked
+    actions) plays a heuristic ``donutbox bot`` through the server."""
+    pytest.importorskip("pettingzoo")
+    server = serve()
+    owner = Person(server.url, "Owner")
+    zoo, heur = owner.bot("zoo"), owner.bot("heur")
+    waiter = bot_process(server.url, heur, "--games", "1")
+    env = dict(os.environ, DONUTBOX_BOT_TOKEN=zoo)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH", "")]))
+    example = subprocess.Popen(
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--server",
+            server.url,
+            "--games",
+            "1",
+            "--challenge",
+            "heur",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    outs = []
+    for proc in (example, waiter):
+        out, _ = proc.communicate(timeout=240)
+        outs.append(out)
+        assert proc.returncode == 0, out
+    assert "finished" in outs[0] and "accepted zoo's challenge" in outs[1], outs
+    deadline = time.monotonic() + 30
+    while True:  # settled by the lobby's ticker (every 2 s)
+        history = owner.get("/api/players/zoo").json()["history"]
+        if history[0]["finished"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert len(history) == 1 and history[0]["opponents"] == ["heur"]
+    assert history[0]["finished"] and history[0]["score"] is not None
     owner.http.close()
