@@ -331,3 +331,22 @@ def test_challenges_waiting_and_requests_a_token_makes_are_bounded(site) -> None
         .json()["detail"]
         .startswith("rate limit: too many requests with this token; try again in")
     )
+
+
+def test_an_event_stream_closed_by_its_client_is_let_go(site) -> None:  # type: ignore[no-untyped-def]
+    url = site["url"]
+    token = site["ann"].bot("ann3")
+    with httpx.Client(base_url=url, timeout=httpx.Timeout(30.0, read=None)) as c:
+        with c.stream("GET", "/api/bot/stream/event", headers=bearer(token)) as r:
+            assert r.status_code == 200
+            assert httpx.get(f"{url}/api/bots/ann3").json()["online"] is True
+    # The server notices (the stream's task is cancelled): the token may
+    # open its one event stream again.
+    deadline = time.monotonic() + 10
+    with httpx.Client(base_url=url, timeout=httpx.Timeout(30.0, read=None)) as c:
+        while True:
+            with c.stream("GET", "/api/bot/stream/event", headers=bearer(token)) as r:
+                if r.status_code == 200:
+                    break
+                assert r.status_code == 409 and time.monotonic() < deadline
+            time.sleep(0.1)

@@ -306,11 +306,16 @@ async def bot_card(name: str, api: ApiDep, c: CommunityDep) -> dict[str, Any]:
 
 
 @router.post("/api/bots/{name}/challenge", dependencies=[Csrf])
-async def challenge_bot(name: str, body: ChallengeBody, me: Me, api: ApiDep) -> dict[str, Any]:
+async def challenge_bot(
+    name: str, body: ChallengeBody, me: Me, api: ApiDep, c: CommunityDep
+) -> dict[str, Any]:
     """A signed-in player challenges a bot; the game appears in their lobby
-    (``games``) when the bot accepts."""
+    (``games``) when the bot accepts.  A rated challenge is refused while the
+    player has a rated game being played (the lobby's abandonment rule)."""
     if await asyncio.to_thread(api.store.is_bot, me.user.id):
         raise Invalid("session: a bot plays through its token")
+    if body.rated:
+        await not_playing_rated(c, me.user)
     return (await _challenge(api, me.user, name, body)).to_dict()
 
 
