@@ -336,10 +336,12 @@ def test_challenges_waiting_and_requests_a_token_makes_are_bounded(site) -> None
 def test_an_event_stream_closed_by_its_client_is_let_go(site) -> None:  # type: ignore[no-untyped-def]
     url = site["url"]
     token = site["ann"].bot("ann3")
-    with httpx.Client(base_url=url, timeout=httpx.Timeout(30.0, read=None)) as c:
-        with c.stream("GET", "/api/bot/stream/event", headers=bearer(token)) as r:
-            assert r.status_code == 200
-            assert httpx.get(f"{url}/api/bots/ann3").json()["online"] is True
+    with (
+        httpx.Client(base_url=url, timeout=httpx.Timeout(30.0, read=None)) as c,
+        c.stream("GET", "/api/bot/stream/event", headers=bearer(token)) as r,
+    ):
+        assert r.status_code == 200
+        assert httpx.get(f"{url}/api/bots/ann3").json()["online"] is True
     # The server notices (the stream's task is cancelled): the token may
     # open its one event stream again.
     deadline = time.monotonic() + 10
