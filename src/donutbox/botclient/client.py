@@ -97,9 +97,16 @@ class BotClient:
         """Play until ``done`` (interrupted, or ``games`` finished); the exit
         status: 1 if the token is refused."""
         async with self._http() as http:
-            r = await http.get("/api/bot/account")
+            try:
+                r = await http.get("/api/bot/account")
+            except httpx.TransportError as err:
+                print(
+                    f"donutbox bot: --server: cannot reach {self.server} ({type(err).__name__})",
+                    file=sys.stderr,
+                )
+                return 1
             if r.status_code != 200:
-                self.say(f"refused: {_reason(r)}")
+                print(f"donutbox bot: {_reason(r)}", file=sys.stderr)
                 return 1
             self.name = r.json()["name"]
             self.say(f"connected to {self.server}")
