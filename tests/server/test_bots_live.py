@@ -5,20 +5,45 @@ settle in the bots' own pool."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from bot_helpers import SRC, Person, bot_process
+from community_helpers import fresh_pg_database
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bot_pettingzoo.py"
 
 
-def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve()
+PG_URL = os.environ.get("DONUTBOX_TEST_PG_URL")
+
+
+@contextlib.contextmanager
+def _database(kind: str) -> Iterator[tuple[str, ...]]:
+    """``serve``'s extra arguments: none (its SQLite file), or a fresh
+    PostgreSQL database of DONUTBOX_TEST_PG_URL's server."""
+    if kind == "sqlite":
+        yield ()
+        return
+    if not PG_URL:
+        pytest.skip("no PostgreSQL server (DONUTBOX_TEST_PG_URL)")
+    pytest.importorskip("psycopg")
+    with fresh_pg_database(PG_URL, "bots") as url:
+        yield ("--db", url)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_two_bot_processes_play_a_rated_game_rated_in_the_bot_pool(serve, kind: str) -> None:  # type: ignore[no-untyped-def]
+    with _database(kind) as db:
+        _two_bots_play(serve(*db))
+
+
+def _two_bots_play(server) -> None:  # type: ignore[no-untyped-def]
     owner = Person(server.url, "Owner")
     alpha, beta = owner.bot("alpha"), owner.bot("beta")
     waiter = bot_process(server.url, beta, "--games", "1")
