@@ -159,6 +159,16 @@ def test_a_bot_token_opens_only_its_own_games_and_challenges(site) -> None:  # t
             assert r.status_code == 401 and "\n" not in r.json()["detail"], (path, r.text)
         r = ann.http.request(method, path, json=body, headers={"X-CSRF-Token": ann.csrf})
         assert r.status_code == 401, (path, r.text)
+    # The bot's own routes need the token too.
+    for path in ("/api/bot/account", "/api/bot/stream/event"):
+        assert httpx.get(url + path).status_code == 401
+        assert ann.get(path).status_code == 401
+    # A challenger cannot accept its own challenge (only the bot challenged).
+    r = httpx.post(f"{url}/api/bot/challenge/{other}/accept", headers=bearer(site["bob1"]))
+    assert (r.status_code, r.json()["detail"]) == (404, "challenge: no such challenge")
+    # A bot token is not a seat's link: the online routes do not open the game.
+    r = httpx.get(f"{url}/api/online/{game}", headers=bearer(site["ann1"]))
+    assert (r.status_code, r.json()["detail"]) == (404, "no such game")
     # The people's routes take no bot token.
     r = httpx.post(f"{url}/api/bots/bob1/challenge", json={}, headers=bearer(site["ann2"]))
     assert (r.status_code, r.json()["detail"]) == (

@@ -451,7 +451,7 @@ class BotStore:
                 q = q.where(GameRow.finished.is_(False))
             else:
                 q = q.where((GameRow.finished.is_(False)) | (GameRow.updated >= finished_since))
-            rows = db.execute(q.order_by(CommunityGameRow.created).limit(200)).all()
+            rows = db.execute(q.order_by(CommunityGameRow.created.desc()).limit(200)).all()
             return [
                 GameInfo(s.game_id, s.seat, g.rules_key, g.rated, bool(done), g.settled)
                 for s, g, done, _ in rows

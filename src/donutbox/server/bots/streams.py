@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -36,6 +36,9 @@ KEEPALIVE_SECONDS = 6.0
 #: The event stream reads the database at most this often, however often
 #: the lobby changes.
 EVENT_READ_SECONDS = 0.5
+#: A game that ended is looked for this long after the read that could
+#: first have seen it (a read's clock and the database's may differ).
+FINISHED_MARGIN_SECONDS = 60.0
 #: Lobby listeners a bot may hold on every process (its event streams).
 MAX_LISTENERS_PER_BOT = 4
 
@@ -45,12 +48,16 @@ def line(message: dict[str, Any]) -> bytes:
 
 
 class EventFeed:
-    """What one event stream has told its bot so far."""
+    """What one event stream has told its bot so far.  Each read asks for
+    the games still being played and those that ended since a minute
+    before the previous read, and the challenges of the last two minutes;
+    what is told is remembered only while it is in those answers, so a
+    stream open for weeks holds no more than one read's worth."""
 
     def __init__(self, store: BotStore, bot: Bot, opened: datetime) -> None:
         self.store = store
         self.bot = bot
-        self.opened = opened
+        self.since = opened
         self.challenges: set[str] = set()
         self.answers: set[str] = set()
         self.started: set[str] = set()
@@ -60,7 +67,9 @@ class EventFeed:
         """The events not told yet (a database read: in a thread)."""
         out: list[dict[str, Any]] = []
         me = self.bot.user.id
-        for c in self.store.challenges_of(self.bot.user):
+        at = now()
+        challenges = self.store.challenges_of(self.bot.user)
+        for c in challenges:
             if c.dest.id == me and c.status == "created" and c.id not in self.challenges:
                 self.challenges.add(c.id)
                 out.append({"type": "challenge", "challenge": c.to_dict()})
@@ -71,13 +80,21 @@ class EventFeed:
             ):
                 self.answers.add(c.id)
                 out.append({"type": "challengeDeclined", "challenge": c.to_dict()})
-        for g in self.store.games_of(me, self.opened):
+        games = self.store.games_of(me, self.since)
+        for g in games:
             if g.id not in self.started:
                 self.started.add(g.id)
                 out.append({"type": "gameStart", "game": g.to_dict()})
             if g.finished and g.id not in self.finished:
                 self.finished.add(g.id)
                 out.append({"type": "gameFinish", "game": _finish(g)})
+        self.since = at - timedelta(seconds=FINISHED_MARGIN_SECONDS)
+        ids = {c.id for c in challenges}
+        self.challenges &= ids
+        self.answers &= ids
+        ids = {g.id for g in games}
+        self.started &= ids
+        self.finished &= ids
         return out
 
 
