@@ -3,6 +3,7 @@ real HTTP (httpx), making bots and their tokens."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -18,6 +19,18 @@ import donutbox
 PASSWORD = "correct horse battery"
 #: The source tree under test (the one this interpreter imports).
 SRC = Path(donutbox.__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def reaped(*procs: subprocess.Popen[str]) -> Iterator[None]:
+    """Child processes killed on the way out if a test left them running."""
+    try:
+        yield
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def bot_process(server: str, token: str, *args: str) -> subprocess.Popen[str]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bot_helpers import SRC, Person, bot_process
+from bot_helpers import SRC, Person, bot_process, reaped
 from community_helpers import fresh_pg_database
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bot_pettingzoo.py"
@@ -52,10 +52,11 @@ def _two_bots_play(server) -> None:  # type: ignore[no-untyped-def]
         server.url, alpha, "--games", "1", "--challenge", "beta", "--minutes", "3"
     )
     outs = []
-    for proc in (challenger, waiter):
-        out, _ = proc.communicate(timeout=240)
-        outs.append(out)
-        assert proc.returncode == 0, out
+    with reaped(challenger, waiter):
+        for proc in (challenger, waiter):
+            out, _ = proc.communicate(timeout=240)
+            outs.append(out)
+            assert proc.returncode == 0, out
     assert "accepted alpha's challenge" in outs[1], outs[1]
     assert "finished" in outs[0] and "finished" in outs[1], outs
 
@@ -121,10 +122,11 @@ def test_the_pettingzoo_example_plays_a_bot_to_the_end(serve) -> None:  # type: 
         env=env,
     )
     outs = []
-    for proc in (example, waiter):
-        out, _ = proc.communicate(timeout=240)
-        outs.append(out)
-        assert proc.returncode == 0, out
+    with reaped(example, waiter):
+        for proc in (example, waiter):
+            out, _ = proc.communicate(timeout=240)
+            outs.append(out)
+            assert proc.returncode == 0, out
     assert "finished" in outs[0] and "accepted zoo's challenge" in outs[1], outs
     deadline = time.monotonic() + 30
     while True:  # settled by the lobby's ticker (every 2 s)
@@ -134,4 +136,25 @@ def test_the_pettingzoo_example_plays_a_bot_to_the_end(serve) -> None:  # type: 
         time.sleep(0.5)
     assert len(history) == 1 and history[0]["opponents"] == ["heur"]
     assert history[0]["finished"] and history[0]["score"] is not None
+    owner.http.close()
+
+
+def test_revoking_a_token_stops_the_bot_that_uses_it(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve()
+    owner = Person(server.url, "Owner")
+    token = owner.bot("gamma")
+    proc = bot_process(server.url, token)
+    with reaped(proc):
+        deadline = time.monotonic() + 30
+        while not owner.get("/api/bots/gamma").json()["online"]:  # its event stream is open
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.2)
+        (listed,) = owner.get("/api/account/bots").json()
+        (tid,) = [t["id"] for t in listed["tokens"]]
+        assert owner.post(f"/api/account/bots/gamma/tokens/{tid}/revoke").status_code == 200
+        # The open event stream ends at its next keepalive (6 s), and the
+        # client, refused when it opens it again, stops.
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 1, out
+    assert "token: revoked" in out and "no such bot token, or it was revoked" in out
     owner.http.close()

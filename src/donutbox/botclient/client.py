@@ -82,6 +82,8 @@ class BotClient:
         self.finished = 0
         self.done = asyncio.Event()
         self.name = ""
+        #: the server refused the token while running (revoked): exit 1
+        self.refused = False
 
     def say(self, text: str) -> None:
         print(f"[{self.name or 'bot'}] {text}", file=self.out, flush=True)
@@ -94,8 +96,8 @@ class BotClient:
         )
 
     async def run(self) -> int:
-        """Play until ``done`` (interrupted, or ``games`` finished); the exit
-        status: 1 if the token is refused."""
+        """Play until ``done`` (interrupted, ``games`` finished, or the token
+        revoked); the exit status: 1 if the token is refused."""
         async with self._http() as http:
             try:
                 r = await http.get("/api/bot/account")
@@ -119,7 +121,7 @@ class BotClient:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(events, *self.playing.values(), return_exceptions=True)
-        return 0
+        return 1 if self.refused else 0
 
     async def _challenge(self, http: httpx.AsyncClient, name: str) -> None:
         r = await http.post(f"/api/bot/challenge/{name}", json=self.options.challenge_body)
@@ -134,9 +136,9 @@ class BotClient:
         while True:
             try:
                 async with http.stream("GET", path) as r:
-                    if r.status_code == 404:
-                        self.say(f"{path}: {_reason(r)}")
-                        return
+                    if r.status_code in (401, 404):  # revoked, or not the bot's
+                        await r.aread()
+                        raise Gone(f"{path}: {_reason(r)}")
                     if r.status_code != 200:
                         await r.aread()
                         self.say(f"{path}: {_reason(r)}; trying again in {pause:.1f} s")
@@ -153,6 +155,14 @@ class BotClient:
             pause = min(8.0, pause * 2)
 
     async def _events(self, http: httpx.AsyncClient) -> None:
+        try:
+            await self._read_events(http)
+        except Gone as gone:  # the token was revoked: nothing more to do
+            self.say(str(gone))
+            self.refused = True
+            self.done.set()
+
+    async def _read_events(self, http: httpx.AsyncClient) -> None:
         async for event in self._lines(http, "/api/bot/stream/event"):
             kind = event.get("type")
             if kind == "challenge":
@@ -195,32 +205,46 @@ class BotClient:
             self.say(f"declined {who}'s challenge ({reason})")
 
     async def _play(self, http: httpx.AsyncClient, game_id: str) -> None:
-        """One game: a move whenever the newest state says it is our turn."""
+        """One game: a move whenever the newest state says it is our turn.
+        A stream that ends before the game (the server lets a reader that
+        fell behind go) is opened again: its first line is the whole state."""
         moved_at = -1
+        over = False
         try:
-            async for message in self._lines(http, f"/api/bot/game/stream/{game_id}"):
-                if message.get("type") != "state":
-                    continue
-                state = message["state"]
-                if state["finished"]:
-                    self.say(f"game {game_id}: finished, scores {state['scores']}")
-                    break
-                mine = state["to_move"] == state["player"] and state["legal"]
-                if not mine or state["version"] == moved_at:
-                    continue
-                move = await asyncio.to_thread(self.choose, state)
-                moved_at = state["version"]
-                r = await http.post(
-                    f"/api/bot/game/{game_id}/move",
-                    json={"move": move, "version": state["version"]},
-                )
-                if r.status_code != 200 and r.status_code != 409:  # 409: a newer state follows
-                    self.say(f"game {game_id}: move {move} refused: {_reason(r)}")
+            while not over:
+                async for message in self._lines(http, f"/api/bot/game/stream/{game_id}"):
+                    if message.get("type") != "state":
+                        continue
+                    state = message["state"]
+                    if state["finished"]:
+                        self.say(f"game {game_id}: finished, scores {state['scores']}")
+                        over = True
+                        break
+                    mine = state["to_move"] == state["player"] and state["legal"]
+                    if not mine or state["version"] == moved_at:
+                        continue
+                    move = await asyncio.to_thread(self.choose, state)
+                    moved_at = state["version"]
+                    r = await http.post(
+                        f"/api/bot/game/{game_id}/move",
+                        json={"move": move, "version": state["version"]},
+                    )
+                    if r.status_code not in (200, 409):  # 409: a newer state follows
+                        self.say(f"game {game_id}: move {move} refused: {_reason(r)}")
+                if not over:
+                    await asyncio.sleep(0.5)
+        except Gone as gone:
+            self.say(str(gone))
         finally:
             self.finished += 1
             self.playing.pop(game_id, None)
             if self.options.games is not None and self.finished >= self.options.games:
                 self.done.set()
+
+
+class Gone(Exception):
+    """A stream refused for good (401: the token was revoked; 404: not the
+    bot's game): opening it again is useless."""
 
 
 def _reason(r: httpx.Response) -> str:

@@ -172,8 +172,12 @@ async def bot_game(game_id: str, bot: BotDep, api: ApiDep, hub: HubDep) -> Strea
     if sum(1 for t, _ in api.game_streams if t == bot.token_id) >= MAX_GAME_STREAMS:
         raise Busy(f"stream: at most {MAX_GAME_STREAMS} game streams a token")
     api.game_streams.add(key)
+
+    async def live() -> bool:
+        return await asyncio.to_thread(api.store.token_live, bot.token_id)
+
     try:
-        chunks = game_stream(hub, game_id, token)
+        chunks = game_stream(hub, game_id, token, live)
         first = await chunks.__anext__()  # refusals (a damaged game) before the 200
     except BaseException:
         api.game_streams.discard(key)

@@ -289,6 +289,13 @@ class BotStore:
                 t.last_used = now()
             return Bot(User(u.id, u.name), t.id)
 
+    def token_live(self, token_id: int) -> bool:
+        """Not revoked (an open stream asks again now and then: revoking a
+        token ends its streams too)."""
+        with Session(self.engine) as db:
+            row = db.get(BotTokenRow, token_id)
+            return row is not None and row.revoked is None
+
     # -- challenges -------------------------------------------------------------
 
     def challenge(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -117,6 +117,9 @@ async def event_stream(store: BotStore, lobby: Lobby, bot: Bot) -> AsyncIterator
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), KEEPALIVE_SECONDS)
             woken.clear()
+            if not await asyncio.to_thread(store.token_live, bot.token_id):
+                yield line({"type": "error", "reason": "token: revoked"})
+                return
             events = await asyncio.to_thread(feed.read)
             for event in events:
                 yield line(event)
@@ -129,9 +132,13 @@ async def event_stream(store: BotStore, lobby: Lobby, bot: Bot) -> AsyncIterator
                 await lobby.unlisten(bot.user, woken)
 
 
-async def game_stream(hub: Hub, game_id: str, token: str) -> AsyncGenerator[bytes, None]:
+async def game_stream(
+    hub: Hub, game_id: str, token: str, live: Callable[[], Awaitable[bool]]
+) -> AsyncGenerator[bytes, None]:
     """A seat's game stream: its state first, then what the WebSocket would
-    send it.  ``token`` is the seat's (the caller found it for the bot)."""
+    send it.  ``token`` is the seat's (the caller found it for the bot);
+    ``live`` says whether the bot's token still is (asked at each
+    keepalive: a revoked token's stream ends)."""
     s = await hub.open(game_id, token)
     seat = s.reader_for(token)
     assert seat is not None and seat >= 0  # the lobby's seat token of this bot
@@ -154,8 +161,8 @@ async def game_stream(hub: Hub, game_id: str, token: str) -> AsyncGenerator[byte
             try:
                 text = await asyncio.wait_for(out.get(), KEEPALIVE_SECONDS)
             except TimeoutError:
-                if conn.closed.is_set():
-                    return  # fell too far behind: the client reconnects
+                if conn.closed.is_set() or not await live():
+                    return  # fell too far behind (the client reconnects), or revoked
                 yield b"\n"
                 continue
             yield text.encode() + b"\n"
