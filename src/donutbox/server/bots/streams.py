@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from ..accounts import now
+from ..errors import NoSuchGame
 from ..fanout import Connection, encode
 from ..hub import Hub
 from ..lobby import Lobby
@@ -141,7 +142,8 @@ async def game_stream(
     keepalive: a revoked token's stream ends)."""
     s = await hub.open(game_id, token)
     seat = s.reader_for(token)
-    assert seat is not None and seat >= 0  # the lobby's seat token of this bot
+    if seat is None or seat < 0:  # not a seat of this game (never for the lobby's rows)
+        raise NoSuchGame()
     # Bounded: a client that stops reading holds up its Connection's writer,
     # whose own queue then fills and closes it (fanout.QUEUE_LIMIT).
     out: asyncio.Queue[str] = asyncio.Queue(1)
