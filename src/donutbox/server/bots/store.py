@@ -24,7 +24,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, func, select, update
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    delete,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -44,6 +55,8 @@ CHALLENGE_SECONDS = 60.0
 #: bot may be sent at once (the oldest beyond are not shown: they expire).
 MAX_OUTGOING = 3
 MAX_INCOMING = 20
+#: Challenges are deleted this many days after they were made.
+KEEP_DAYS = 1
 #: Games a bot may play at once (a person: one rated game, the lobby's
 #: abandonment rule).
 MAX_BOT_GAMES = 8
@@ -326,6 +339,13 @@ class BotStore:
                 raise Conflict(
                     f"challenge: at most {MAX_OUTGOING} challenges waiting for an answer at once"
                 )
+            # Answered or expired challenges are kept a day (for the
+            # challenger's page and the event streams), then let go.
+            db.execute(
+                delete(ChallengeRow)
+                .where(ChallengeRow.created < at - timedelta(days=KEEP_DAYS))
+                .execution_options(synchronize_session=False)  # (SQLite's naive times)
+            )
             row = ChallengeRow(
                 id=secrets.token_urlsafe(9),
                 challenger_id=challenger.id,
