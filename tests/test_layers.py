@@ -26,7 +26,9 @@ ALLOWED: dict[str, set[str]] = {
     "analyse_cmd": {"core", "ai", "usage", "render", "lab"},
     "play": {"core", "ai", "render", "summary", "usage"},
     "server": {"core", "ai", "render", "summary", "usage"},
+    "botclient": {"core", "ai", "usage"},
     "cli": {
+        "botclient",
         "core",
         "ai",
         "bench",

@@ -1156,6 +1156,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .server.admin_cmd import add_admin  # moderation (server/moderation/service.py)
 
     add_admin(sub, _Parser)
+    from .botclient.command import add_bot  # the Bot API's client (docs/bots.md)
+
+    add_bot(sub)
     _help_command(sub, parser)
     return parser
 

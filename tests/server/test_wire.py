@@ -57,7 +57,7 @@ def test_openapi_documents_the_state_the_lobby_and_the_messages(client: TestClie
     # The three socket unions, each naming its message types.
     kinds = {
         name: sorted(schemas[name]["discriminator"]["mapping"])
-        for name in ("ServerMessage", "ClientMessage", "LobbyMessage")
+        for name in ("ServerMessage", "ClientMessage", "LobbyMessage", "BotEvent")
     }
     assert kinds == {
         "ServerMessage": ["ack", "error", "pong", "presence", "preview", "state", "welcome"],
@@ -65,6 +65,7 @@ def test_openapi_documents_the_state_the_lobby_and_the_messages(client: TestClie
             *("answer", "hello", "move", "ping", "preview", "resign", "sync", "takeback"),
         ],
         "LobbyMessage": ["lobby", "pong"],
+        "BotEvent": ["challenge", "challengeDeclined", "error", "gameFinish", "gameStart"],
     }
     # The state holds the reader's own tray and the sizes of the others'
     # trays and piles: no field for another player's tray or a pile's order.

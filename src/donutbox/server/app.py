@@ -7,6 +7,7 @@ worker process so the event loop never blocks.
 The parts (docs/web.md has the map):
 - routes/local.py: local games (against the AI, hotseat), records, replays;
 - routes/online.py: online games (secret links), their WebSocket;
+- bots/: the Bot API (bot accounts, tokens, NDJSON streams);
 - routes/meta.py: the API's metadata, the rules card, the PDF, the donuts;
 - routes/common.py: the typed refusals (errors.py) mapped to HTTP status codes;
 - protocol.py: the online WebSocket protocol (hello, dispatch, limits);
@@ -30,6 +31,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from . import ai_runner, migrate, security, wire
+from .bots import routes as bot_routes
 from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
 from .routes import lobby as routes_lobby
@@ -125,6 +127,7 @@ def create_app(
     app.include_router(routes_local.router)
     app.include_router(analysis_router)  # analyse a finished game
     routes_lobby.install(app)  # accounts, lobby, ratings
+    bot_routes.install(app)  # the Bot API (docs/bots.md)
 
     if STATIC.exists():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -15,6 +15,7 @@ import { store, subscribe, setQuietly } from "./store.js";
 import { followLobby, forgetLobby } from "./follow.js";
 import { rematchControls, rematchesPushed } from "./rematch.js";
 import { counted, profileView, reportForm, section, shownRating } from "./profile.js";
+import { botCard, myBots, playBot } from "./bots.js";
 
 let socket = null;
 let lobby = null;
@@ -194,6 +195,7 @@ function lobbyView() {
   if (!lobby.tables.length) list.append(h("li", {}, "No open table: open one."));
   parts.push(section("Open tables", list));
   parts.push(tableForm());
+  parts.push(playBot(showProfile));
   const online = h("p", { id: "online-players" }, lobby.online.join(", ") || "nobody");
   parts.push(section("In the lobby now", online));
   return parts;
@@ -251,7 +253,10 @@ function render() {
   p.append(body);
   if (tab === "lobby") body.append(...lobbyView());
   else if (tab === "leaderboard") leaderboardView(body);
-  else profileView(body, profileName || me.user.name, showProfile);
+  else profileView(body, profileName || me.user.name, showProfile, (about, p) => {
+    if (p.me) myBots(about, call, render);
+    else botCard(p.name, about, call);
+  });
 }
 
 async function poll() {

@@ -144,7 +144,9 @@ function headToHead(name) {
 }
 
 // `name`'s profile into `into`; `open(name)` shows another player's.
-export async function profileView(into, name, open) {
+// ``decorate(about, profile)``: adds to the profile's first section (the
+// Bot API's card of a bot, or the player's own bots).
+export async function profileView(into, name, open, decorate = null) {
   if (!name) return;
   try {
     const p = await call(`/api/players/${encodeURIComponent(name)}`);
@@ -161,6 +163,7 @@ export async function profileView(into, name, open) {
     if (p.results) about.append(resultsLine(p.results, "results"));
     if (!p.me && me.user) about.append(reportForm([p.name], null));
     into.append(about);
+    if (decorate) decorate(about, p);
     const graphs = [];
     for (const [key, r] of Object.entries(p.ratings)) {
       const games = ratedGames(p.history, key);

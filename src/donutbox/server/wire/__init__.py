@@ -6,7 +6,7 @@ terminal client and other programs read: the HTTP routes declare them as
 response models (so ``/docs`` and ``/openapi.json`` show them, and a field
 a model lacks never leaves through HTTP), and the WebSocket messages are
 listed in the OpenAPI document's components (``ServerMessage``,
-``ClientMessage``, ``LobbyMessage``).
+``ClientMessage``, ``LobbyMessage``, ``BotEvent``).
 
 Outgoing WebSocket messages are built as plain dicts and encoded with
 orjson on the hot path (a state goes to every reader on every move);
@@ -41,6 +41,7 @@ from .messages import (
     LOBBY_MESSAGE,
     SERVER_MESSAGE,
     WireError,
+    check_bot_event,
     check_lobby_message,
     check_server_message,
     schemas,
@@ -77,6 +78,7 @@ __all__ = [
     "TakebackOffer",
     "ViewState",
     "WireError",
+    "check_bot_event",
     "check_lobby_message",
     "check_server_message",
     "schemas",

@@ -1,8 +1,10 @@
 """The WebSocket messages, both ways (docs/online.md, "The protocol").
 
 A game's socket (``/api/online/{id}/ws``, ``/api/games/{id}/ws``) sends
-``ServerMessage``s and takes ``ClientMessage``s; the lobby's socket
-(``/api/lobby/ws``) sends ``LobbyMessage``s and takes ``{"type": "ping"}``.
+``ServerMessage``s and takes ``ClientMessage``s (a bot's game stream sends
+the same ``ServerMessage``s); the lobby's socket (``/api/lobby/ws``) sends
+``LobbyMessage``s and takes ``{"type": "ping"}``; a bot's event stream
+(``/api/bot/stream/event``) sends ``BotEvent``s.
 Client messages are parsed by ``server/online.py``'s ``parse_message``
 (one-line reasons naming the field); the models here are their documented
 shape, checked against the parser by tests/server/test_wire.py.
@@ -104,6 +106,66 @@ class LobbyPong(Wire):
 LobbyMessage = Annotated[LobbyUpdate | LobbyPong, Field(discriminator="type")]
 
 
+# -- server to a bot, the Bot API's event stream (docs/bots.md) -----------------------
+
+
+class Challenger(Wire):
+    name: str
+    bot: bool
+
+
+class Challenge(Wire):
+    """A challenge to a bot, or the answer to the bot's own."""
+
+    id: str
+    challenger: Challenger
+    dest: str = Field(description="the bot challenged")
+    rules: dict[str, str | bool]
+    rules_key: str
+    players: int
+    clock: dict[str, float] = Field(description="{minutes, increment}")
+    rated: bool
+    status: str = Field(description="created, accepted, declined or expired")
+    reason: str | None
+    game: str | None = Field(description="the game, once accepted")
+
+
+class BotGame(Wire):
+    id: str
+    seat: int = Field(description="the bot's seat")
+    rules_key: str
+    rated: bool
+
+
+class FinishedBotGame(BotGame):
+    finished: Literal[True]
+
+
+class ChallengeEvent(Wire):
+    type: Literal["challenge", "challengeDeclined"]
+    challenge: Challenge
+
+
+class GameStart(Wire):
+    type: Literal["gameStart"]
+    game: BotGame
+
+
+class GameFinish(Wire):
+    type: Literal["gameFinish"]
+    game: FinishedBotGame
+
+
+class StreamError(Wire):
+    type: Literal["error"]
+    reason: str
+
+
+BotEvent = Annotated[
+    ChallengeEvent | GameStart | GameFinish | StreamError, Field(discriminator="type")
+]
+
+
 # -- client to server, a game's socket -------------------------------------------------
 
 
@@ -178,6 +240,7 @@ ClientMessage = Annotated[
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 LOBBY_MESSAGE: TypeAdapter[Any] = TypeAdapter(LobbyMessage)
+BOT_EVENT: TypeAdapter[Any] = TypeAdapter(BotEvent)
 CLIENT_MESSAGE: TypeAdapter[Any] = TypeAdapter(ClientMessage)
 
 
@@ -205,6 +268,11 @@ def check_lobby_message(message: dict[str, Any]) -> None:
     _check(LOBBY_MESSAGE, message)
 
 
+def check_bot_event(message: dict[str, Any]) -> None:
+    """WireError if a line of a bot's event stream does not match its model."""
+    _check(BOT_EVENT, message)
+
+
 def schemas() -> dict[str, Any]:
     """The JSON Schemas of the three message unions and the models they
     use, for the OpenAPI document's components."""
@@ -214,6 +282,7 @@ def schemas() -> dict[str, Any]:
         ("ServerMessage", SERVER_MESSAGE),
         ("ClientMessage", CLIENT_MESSAGE),
         ("LobbyMessage", LOBBY_MESSAGE),
+        ("BotEvent", BOT_EVENT),
     ):
         schema = adapter.json_schema(ref_template=ref)
         out.update(schema.pop("$defs", {}))
