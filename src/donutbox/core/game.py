@@ -323,15 +323,17 @@ class Game:
         me = self._to_move
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
-            return legal_moves(self.counter, self._match, faces, me, None)
+            return legal_moves(self.counter, self._match, self.rules.scoring_rule, faces, me, None)
         faces = distinct(self.trays[me])
-        return legal_moves(self.counter, self._match, faces, me, len(self.piles[me]))
+        return legal_moves(
+            self.counter, self._match, self.rules.scoring_rule, faces, me, len(self.piles[me])
+        )
 
     def box_moves(self) -> list[Move]:
         """The box-its open to the player to move (none once the game is over)."""
         if self._finished:
             return []
-        return box_moves(self.counter, self._to_move)
+        return box_moves(self.counter, self._to_move, self.rules.scoring_rule)
 
     def can_place(self) -> bool:
         """Can the player to move place any card of their tray?"""
@@ -407,11 +409,17 @@ class Game:
         elif kind == BOX:
             r = self._box_run(move)
             self.counter.deliver(r)
-            points = r.points
+            scoring = self.rules.scoring_rule
+            size = len(r.cells)
+            roll = r.rolls > 0
+            points = scoring.points(size, roll)
             self._scores[me] += points
             self._delivered[me] += 1
             self.deliveries.append(
-                _new_delivery(Delivery, (ply, BOXED, len(r.cells), points, (me,), xy(r.first)))
+                _new_delivery(
+                    Delivery,
+                    (ply, BOXED, size, points, (me,), xy(r.first), scoring.source(size, roll)),
+                )
             )
             self._streak = 0
         elif kind == SWAP:
@@ -509,7 +517,7 @@ class Game:
         if size < 3:
             raise IllegalMove(f"box it: a run of {size} is not a box (a box needs 3 donuts)")
         held = r.held[self._to_move]
-        if 2 * held < size:
+        if not self.rules.scoring_rule.may_box(held, size):
             raise IllegalMove(
                 f"box it: you hold {held} of its {size} donuts; you need at least half"
             )
@@ -517,40 +525,41 @@ class Game:
 
     def _put(self, move: Move, me: int, ply: int) -> None:
         sealed = self.counter.place(cell(move.x, move.y), card_codes(move, me))
+        if not sealed:
+            return
+        scoring = self.rules.scoring_rule
+        n = len(self.names)
         for r in sealed:
             size = len(r.cells)
             if size < 3:
                 continue
-            to = (me,) if self.rules.closers else self._majority(r)
-            points = r.points
+            to = scoring.sealed_to(r.held, n, me)
+            roll = r.rolls > 0
+            points = scoring.points(size, roll)
             for p in to:
                 self._scores[p] += points
                 self._delivered[p] += 1
             self.deliveries.append(
-                _new_delivery(Delivery, (ply, SEALED, size, points, to, xy(r.first)))
+                _new_delivery(
+                    Delivery,
+                    (ply, SEALED, size, points, to, xy(r.first), scoring.source(size, roll)),
+                )
             )
 
-    def _majority(self, r: Run) -> tuple[int, ...]:
-        # (loops, not ``max`` and a generator: the compiled core calls those
-        # through Python-level machinery)
-        held = r.held
-        n = len(self.names)
-        best = 0
-        for p in range(n):
-            if held[p] > best:
-                best = held[p]
-        if best == 0:
-            return ()
-        return tuple([p for p in range(n) if held[p] == best])
-
     def _finish(self, why: str) -> None:
+        scoring = self.rules.scoring_rule
+        n = len(self.names)
         for r in self.counter.boxes():
-            to = self._majority(r)
-            points = r.points
+            to = scoring.end_to(r.held, n)
+            size = len(r.cells)
+            roll = r.rolls > 0
+            points = scoring.points(size, roll)
             for p in to:
                 self._scores[p] += points
             self.deliveries.append(
-                _new_delivery(Delivery, (None, END, len(r.cells), points, to, xy(r.first)))
+                _new_delivery(
+                    Delivery, (None, END, size, points, to, xy(r.first), scoring.source(size, roll))
+                )
             )
         self._finished = True
         self.ended_by = why

@@ -16,6 +16,7 @@ from ..ai import make_agent
 from ..core import Game, Rules
 from ..core.decks import Composition
 from ..core.record import dump
+from ..core.scoring import ROLL_BOX
 
 
 @dataclass
@@ -31,7 +32,7 @@ class GameResult:
     passes: int
     points_by_source: dict[str, list[int]]
     boxes: dict[str, int]
-    roll_points: list[int]  # points from doubled boxes (holding a Cinnamon Roll)
+    roll_points: list[int]  # points from boxes holding a Cinnamon Roll (``ROLL_BOX``)
     seconds: float
     ended_by: str = ""  # "final-lap" or "deadlock"
     deck: str = "standard"  # the deck composition's name
@@ -105,7 +106,7 @@ def result_of(
         boxes[d.how] += 1
         for p in d.to:
             by_source[d.how][p] += d.points
-            if d.points == 2 * d.size:  # a doubled box: it held a Cinnamon Roll
+            if d.source == ROLL_BOX:  # the scoring rule's word: a Cinnamon Roll box
                 roll_points[p] += d.points
     return GameResult(
         seed=seed,
