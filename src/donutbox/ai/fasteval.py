@@ -215,7 +215,7 @@ class PlaceEvaluator:
         draws = min(TRAY_SIZE - (len(tray) - 1), pile) if len(tray) - 1 < TRAY_SIZE else 0
         self._lap_after = 1 if draws > 0 and pile == draws else None
         self._cards_left = game.cards_left - 1
-        self._scoring = scoring = game.rules.scoring_rule
+        self._rule = scoring = game.rules.scoring_rule
         # (a card adds 4 donuts: no run after it is larger than this)
         self._values = values_of(scoring, len(game.counter.cells) + 4)
         scores = game.scores
@@ -257,7 +257,7 @@ class PlaceEvaluator:
         counter, s0, s1 = self._place(p, move)
         d0, d1 = self._delivered_now
         runs = counter.runs
-        scoring = self._scoring
+        scoring = self._rule
         v = self._values
         for rid in counter.box_ids:
             r = runs[rid]
@@ -435,7 +435,7 @@ class PlaceEvaluator:
                     kept.append(run)
                     continue
                 points = v.rolled[size] if rolls else v.plain[size]
-                for p in self._scoring.sealed_to((h0, h1), 2, me):
+                for p in self._rule.sealed_to((h0, h1), 2, me):
                     if p == 0:
                         s0 += points
                     else:
@@ -459,7 +459,7 @@ class PlaceEvaluator:
             if size < 3:
                 continue
             points = v.rolled[size] if r.rolls else v.plain[size]
-            for p in self._scoring.sealed_to(r.held, 2, me):
+            for p in self._rule.sealed_to(r.held, 2, me):
                 if p == 0:
                     s0 += points
                     d0 += 1

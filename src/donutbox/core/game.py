@@ -43,6 +43,7 @@ class Game:
         "_lap",
         "_match",
         "_scores",
+        "_scoring",
         "_streak",
         "_to_move",
         "counter",
@@ -135,6 +136,7 @@ class Game:
             self.ended_by,
         ) = s
         self._match = s.rules.match_rule
+        self._scoring = s.rules.scoring_rule
 
     @classmethod
     def from_state(cls, state: GameState) -> Game:
@@ -323,17 +325,15 @@ class Game:
         me = self._to_move
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
-            return legal_moves(self.counter, self._match, self.rules.scoring_rule, faces, me, None)
+            return legal_moves(self.counter, self._match, self._scoring, faces, me, None)
         faces = distinct(self.trays[me])
-        return legal_moves(
-            self.counter, self._match, self.rules.scoring_rule, faces, me, len(self.piles[me])
-        )
+        return legal_moves(self.counter, self._match, self._scoring, faces, me, len(self.piles[me]))
 
     def box_moves(self) -> list[Move]:
         """The box-its open to the player to move (none once the game is over)."""
         if self._finished:
             return []
-        return box_moves(self.counter, self._to_move, self.rules.scoring_rule)
+        return box_moves(self.counter, self._to_move, self._scoring)
 
     def can_place(self) -> bool:
         """Can the player to move place any card of their tray?"""
@@ -409,7 +409,7 @@ class Game:
         elif kind == BOX:
             r = self._box_run(move)
             self.counter.deliver(r)
-            scoring = self.rules.scoring_rule
+            scoring = self._scoring
             size = len(r.cells)
             roll = r.rolls > 0
             points = scoring.points(size, roll)
@@ -517,7 +517,7 @@ class Game:
         if size < 3:
             raise IllegalMove(f"box it: a run of {size} is not a box (a box needs 3 donuts)")
         held = r.held[self._to_move]
-        if not self.rules.scoring_rule.may_box(held, size):
+        if not self._scoring.may_box(held, size):
             raise IllegalMove(
                 f"box it: you hold {held} of its {size} donuts; you need at least half"
             )
@@ -527,7 +527,7 @@ class Game:
         sealed = self.counter.place(cell(move.x, move.y), card_codes(move, me))
         if not sealed:
             return
-        scoring = self.rules.scoring_rule
+        scoring = self._scoring
         n = len(self.names)
         for r in sealed:
             size = len(r.cells)
@@ -547,7 +547,7 @@ class Game:
             )
 
     def _finish(self, why: str) -> None:
-        scoring = self.rules.scoring_rule
+        scoring = self._scoring
         n = len(self.names)
         for r in self.counter.boxes():
             to = scoring.end_to(r.held, n)
