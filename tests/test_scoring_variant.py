@@ -119,7 +119,7 @@ def test_the_engine_asks_the_variant_who_scores_and_who_may_box() -> None:
     # not box it under Everyone (A holds 2 of 4, not all).
     game = free(EVERYONE, "CCSS", "CCSS@2,0/0", "HSSH@-2,0/0")
     assert "box@0,0" not in {str(m) for m in game.legal_moves()}
-    with pytest.raises(IllegalMove, match="box it"):
+    with pytest.raises(IllegalMove, match="you hold 2 of its 4 donuts; you need at least 4"):
         game.play("box@0,0")
     # A plays CCCS at (4,0) instead: the C run grows to (0,0)..(5,0),(5,1):
     # start 2, A 5; the S run (-1,0),(-1,1),(0,1),(1,1),(2,1),(3,1),(4,1):

@@ -518,9 +518,7 @@ class Game:
             raise IllegalMove(f"box it: a run of {size} is not a box (a box needs 3 donuts)")
         held = r.held[self._to_move]
         if not self._scoring.may_box(held, size):
-            raise IllegalMove(
-                f"box it: you hold {held} of its {size} donuts; you need at least half"
-            )
+            raise IllegalMove(self._scoring.why_not_box(held, size))
         return r
 
     def _put(self, move: Move, me: int, ply: int) -> None:

@@ -122,6 +122,13 @@ class ScoringRule:
             return held >= self.box_need[size]
         return held >= self.need(size)
 
+    def why_not_box(self, held: int, size: int) -> str:
+        """The one-line reason a player holding ``held`` of a box's ``size``
+        donuts may not box it."""
+        need = self.need(size)
+        wanted = "at least half" if need == (size + 1) // 2 else f"at least {need}"
+        return f"box it: you hold {held} of its {size} donuts; you need {wanted}"
+
     def end_to(self, held: Sequence[int], players: int) -> tuple[int, ...]:
         """Who scores an open box at the end of the game: its majority holders."""
         return majority(held, players)
