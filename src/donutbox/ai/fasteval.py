@@ -38,7 +38,8 @@ def fast_scores(game: Position) -> list[float]:
     to_move = game.to_move
     if to_move is None:  # finished
         return [float(s[0]), float(s[1])]
-    return _two(game, s[0], s[1], to_move, None)
+    v = values_of(game.rules.scoring_rule, len(game.counter.cells))
+    return _two(game, s[0], s[1], to_move, None, v)
 
 
 class Values:
@@ -73,11 +74,11 @@ def values_of(scoring: ScoringRule, donuts: int) -> Values:
     return Values(scoring, donuts)
 
 
-def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[float]:
+def _two(game: Position, s0: int, s1: int, to_move: int, skip: object, v: Values) -> list[float]:
     """Two players' expected scores with banked scores ``s0``, ``s1``, ``to_move``
-    to move, and the run ``skip`` (an id, or None) left out."""
+    to move, and the run ``skip`` (an id, or None) left out (``v``: the
+    rules' scoring values, ``values_of``)."""
     counter = game.counter
-    v = values_of(game.rules.scoring_rule, len(counter.cells))
     plain = v.plain
     rolled = v.rolled
     need = v.need
@@ -110,18 +111,18 @@ def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[f
             risk = 1.0
         if h0 > h1:
             safety = 1.0 - risk / (1.0 + (h0 - h1))
-            if to_move == 0 and h0 >= need[size] and size >= 3 and safety < 0.95:
+            if to_move == 0 and size >= 3 and safety < 0.95 and h0 >= need[size]:
                 safety = 0.95
             e0 += value * safety
         elif h1 > h0:
             safety = 1.0 - risk / (1.0 + (h1 - h0))
-            if to_move == 1 and h1 >= need[size] and size >= 3 and safety < 0.95:
+            if to_move == 1 and size >= 3 and safety < 0.95 and h1 >= need[size]:
                 safety = 0.95
             e1 += value * safety
         elif h0:
             # A tie: margin 0, the share split between both.
             safety = 1.0 - risk / 1.0
-            if held[to_move] >= need[size] and size >= 3 and safety < 0.95:
+            if size >= 3 and safety < 0.95 and held[to_move] >= need[size]:
                 safety = 0.95
             share = value * safety / 2
             e0 += share
@@ -154,11 +155,13 @@ def box_margin(game: Game, box: Move, player: int) -> float:
     rid = counter.run_id_at(box.x, box.y)
     assert rid is not None, "box_margin needs a legal box-it"
     r = counter.runs[rid]
-    points = game.rules.scoring_rule.run_points(r)
+    v = values_of(game.rules.scoring_rule, len(counter.cells))
+    size = len(r.cells)
+    points = v.rolled[size] if r.rolls else v.plain[size]
     s = game.scores
     s0 = s[0] + (points if player == 0 else 0)
     s1 = s[1] + (points if player == 1 else 0)
-    e0, e1 = _two(game, s0, s1, 1 - player, rid)
+    e0, e1 = _two(game, s0, s1, 1 - player, rid, v)
     return e0 - e1 if player == 0 else e1 - e0
 
 
@@ -585,20 +588,20 @@ def _term_of(
     risk = (opens * 0.08 + 0.1) * m6 / 6.0
     if risk > 1.0:
         risk = 1.0
-    need = v.need[size]
+    # (the box-it table read last: the cheaper tests rule most runs out)
     if h0 > h1:
         safety = 1.0 - risk / (1.0 + (h0 - h1))
-        if to_move == 0 and h0 >= need and size >= 3 and safety < 0.95:
+        if to_move == 0 and size >= 3 and safety < 0.95 and h0 >= v.need[size]:
             safety = 0.95
         return 0, value * safety
     if h1 > h0:
         safety = 1.0 - risk / (1.0 + (h1 - h0))
-        if to_move == 1 and h1 >= need and size >= 3 and safety < 0.95:
+        if to_move == 1 and size >= 3 and safety < 0.95 and h1 >= v.need[size]:
             safety = 0.95
         return 1, value * safety
     if h0:
         safety = 1.0 - risk / 1.0
-        if (h0 if to_move == 0 else h1) >= need and size >= 3 and safety < 0.95:
+        if size >= 3 and safety < 0.95 and (h0 if to_move == 0 else h1) >= v.need[size]:
             safety = 0.95
         return 2, value * safety / 2
     return -1, 0.0

@@ -128,6 +128,11 @@ class Rules:
     layout: str = DEFAULT_LAYOUT
     closers: bool = False
     scoring: ScoringRule | None = field(default=None, kw_only=True)
+    #: What a box is worth and who scores it (docs/spec.md, 'Runs and
+    #: boxes', 'Delivery', 'The end'): ``scoring`` if given, else the
+    #: majority rule or, under ``closers``, Coffee's For Closers.  Derived
+    #: once (a plain attribute: the evaluations read it per position).
+    scoring_rule: ScoringRule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for option, value in ((MATCH_OPTION, self.match), (LAYOUT_OPTION, self.layout)):
@@ -145,6 +150,10 @@ class Rules:
                 raise RecordError(
                     "rules.closers: a rules' own scoring rule decides who scores a sealed box"
                 )
+        scoring = self.scoring
+        if scoring is None:
+            scoring = CLOSERS if self.closers else MAJORITY
+        object.__setattr__(self, "scoring_rule", scoring)
 
     @property
     def match_rule(self) -> MatchRule:
@@ -155,15 +164,6 @@ class Rules:
     def layout_rule(self) -> LayoutRule:
         """Where cards may sit (docs/spec.md, 'Geometry')."""
         return LAYOUT_RULES[self.layout]
-
-    @property
-    def scoring_rule(self) -> ScoringRule:
-        """What a box is worth and who scores it (docs/spec.md, 'Runs and
-        boxes', 'Delivery', 'The end'): ``scoring`` if given, else the
-        majority rule or, under ``closers``, Coffee's For Closers."""
-        if self.scoring is not None:
-            return self.scoring
-        return CLOSERS if self.closers else MAJORITY
 
     @property
     def squared(self) -> bool:
