@@ -63,13 +63,17 @@ class Values:
 _VALUES: Final[dict[ScoringRule, Values]] = {}
 
 
+#: ``scoring.TABLE_SIZE`` (Final: the compiled search keeps it in a C static).
+_TABLE_SIZE: Final = TABLE_SIZE
+
+
 def values_of(scoring: ScoringRule, donuts: int) -> Values:
     """``scoring``'s ``Values`` for a counter of ``donuts`` donuts (no run
     of it is larger)."""
-    if donuts < TABLE_SIZE:
+    if donuts < _TABLE_SIZE:
         found = _VALUES.get(scoring)
         if found is None:
-            found = _VALUES[scoring] = Values(scoring, TABLE_SIZE - 1)
+            found = _VALUES[scoring] = Values(scoring, _TABLE_SIZE - 1)
         return found
     return Values(scoring, donuts)
 

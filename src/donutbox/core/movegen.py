@@ -37,7 +37,7 @@ from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .policy import MatchRule
-from .scoring import TABLE_SIZE, ScoringRule
+from .scoring import ScoringRule
 
 
 def legal_moves(
@@ -251,11 +251,13 @@ def box_moves(counter: Counter, player: int, scoring: ScoringRule) -> list[Move]
         return []
     found: list[Run] = []
     runs: dict[Any, Run] = counter.runs
-    need = scoring.box_need  # (a table: no call per box)
+    # The rule's table, read once (no call per box; its length a native int)
+    need: tuple[int, ...] = scoring.box_need
+    limit = len(need)
     for rid in box_ids:
         r = runs[rid]
         size = len(r.cells)
-        if size < TABLE_SIZE:
+        if size < limit:
             if r.held[player] >= need[size]:
                 found.append(r)
         elif scoring.may_box(r.held[player], size):
