@@ -27,7 +27,7 @@ from donutbox.ai.ppo import action_features, global_features
 from donutbox.ai.value import BASE, features, model
 from donutbox.core import Game, IllegalMove, RecordError, Rules
 from donutbox.core.record import dump
-from donutbox.core.scoring import ROLL_BOX, ScoringRule
+from donutbox.core.scoring import ScoringRule
 from donutbox.core.worlds import sample_world
 from donutbox.lab.match import result_of
 from donutbox.server.session import GameSession
@@ -103,7 +103,7 @@ ROLL_SEAL_MOVE = "CCCC@2,-2/0"
 def test_the_engine_scores_a_roll_box_three_times_sealed_boxed_and_at_the_end() -> None:
     game = free(TRIPLE, *ROLL_SEAL, ROLL_SEAL_MOVE)
     assert scored(game) == [(5, "sealed", 4, 12, [0])]
-    assert game.deliveries[0].source == ROLL_BOX
+    assert game.deliveries[0].roll
     game = free(TRIPLE, *ROLL_BOX_POSITION, "box@0,0")
     assert scored(game) == [(2, "boxed", 4, 12, [0])]
     game = free(TRIPLE, *ROLL_POSITION)
@@ -111,7 +111,7 @@ def test_the_engine_scores_a_roll_box_three_times_sealed_boxed_and_at_the_end() 
     # the C run with its R: 4 x 3; the S run without: 3
     assert scored(game) == [(None, "end", 4, 12, [0]), (None, "end", 3, 3, [0])]
     assert game.scores == [15, 0]
-    assert [d.source for d in game.deliveries] == ["roll", "plain"]
+    assert [d.roll for d in game.deliveries] == [True, False]
 
 
 def test_the_engine_asks_the_variant_who_scores_and_who_may_box() -> None:

@@ -409,17 +409,13 @@ class Game:
         elif kind == BOX:
             r = self._box_run(move)
             self.counter.deliver(r)
-            scoring = self._scoring
             size = len(r.cells)
             roll = r.rolls > 0
-            points = scoring.points(size, roll)
+            points = self._points(size, roll)
             self._scores[me] += points
             self._delivered[me] += 1
             self.deliveries.append(
-                _new_delivery(
-                    Delivery,
-                    (ply, BOXED, size, points, (me,), xy(r.first), scoring.source(size, roll)),
-                )
+                _new_delivery(Delivery, (ply, BOXED, size, points, (me,), xy(r.first), roll))
             )
             self._streak = 0
         elif kind == SWAP:
@@ -533,16 +529,22 @@ class Game:
                 continue
             to = scoring.sealed_to(r.held, n, me)
             roll = r.rolls > 0
-            points = scoring.points(size, roll)
+            points = self._points(size, roll)
             for p in to:
                 self._scores[p] += points
                 self._delivered[p] += 1
             self.deliveries.append(
-                _new_delivery(
-                    Delivery,
-                    (ply, SEALED, size, points, to, xy(r.first), scoring.source(size, roll)),
-                )
+                _new_delivery(Delivery, (ply, SEALED, size, points, to, xy(r.first), roll))
             )
+
+    def _points(self, size: int, roll: bool) -> int:
+        """A box's value by the scoring rule, from its tables where they
+        reach (no call into the rule)."""
+        scoring = self._scoring
+        table: tuple[int, ...] = scoring.rolled if roll else scoring.plain
+        if size < len(table):
+            return table[size]
+        return scoring.value(size, roll)
 
     def _finish(self, why: str) -> None:
         scoring = self._scoring
@@ -551,13 +553,11 @@ class Game:
             to = scoring.end_to(r.held, n)
             size = len(r.cells)
             roll = r.rolls > 0
-            points = scoring.points(size, roll)
+            points = self._points(size, roll)
             for p in to:
                 self._scores[p] += points
             self.deliveries.append(
-                _new_delivery(
-                    Delivery, (None, END, size, points, to, xy(r.first), scoring.source(size, roll))
-                )
+                _new_delivery(Delivery, (None, END, size, points, to, xy(r.first), roll))
             )
         self._finished = True
         self.ended_by = why

@@ -147,13 +147,18 @@ class ClosersScoring(ScoringRule):
 def majority(held: Sequence[int], players: int) -> tuple[int, ...]:
     """The players holding the most donuts of a run (all of them on a tie),
     none if nobody holds any (docs/spec.md, 'Runs and boxes')."""
+    # (plain loops: the engine calls this for every box it delivers)
     best = 0
     for p in range(players):
         if held[p] > best:
             best = held[p]
     if best == 0:
         return ()
-    return tuple([p for p in range(players) if held[p] == best])
+    leaders = []
+    for p in range(players):
+        if held[p] == best:
+            leaders.append(p)
+    return tuple(leaders)
 
 
 MAJORITY: Final = ScoringRule(

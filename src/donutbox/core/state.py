@@ -14,7 +14,6 @@ from typing import Any, Final, NamedTuple
 from .counter import Counter
 from .moves import Move
 from .rules import Rules
-from .scoring import PLAIN_BOX
 
 #: How a delivery happened (docs/spec.md, 'Game records and notation', ``deliveries``).
 SEALED: Final = "sealed"
@@ -31,10 +30,10 @@ class Delivery(NamedTuple):
     points: int
     to: tuple[int, ...]  # players it scored for (each gets ``points``)
     first: tuple[int, int]  # its first cell in reading order
-    #: Where its points come from (``ScoringRule.source``: ``"roll"`` for a
-    #: box a Cinnamon Roll changed the value of, ``"plain"``); not written
-    #: to records or replays (the lab's accounting reads it).
-    source: str = PLAIN_BOX
+    #: Did it hold a Cinnamon Roll?  Not written to records or replays; the
+    #: lab asks the scoring rule what that made of its points
+    #: (``ScoringRule.source(size, roll)``).
+    roll: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

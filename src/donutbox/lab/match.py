@@ -102,11 +102,12 @@ def result_of(
     by_source = {"sealed": [0] * n, "boxed": [0] * n, "end": [0] * n}
     boxes = {"sealed": 0, "boxed": 0, "end": 0}
     roll_points = [0] * n
+    source = game.rules.scoring_rule.source
     for d in game.deliveries:
         boxes[d.how] += 1
         for p in d.to:
             by_source[d.how][p] += d.points
-            if d.source == ROLL_BOX:  # the scoring rule's word: a Cinnamon Roll box
+            if source(d.size, d.roll) == ROLL_BOX:  # the scoring rule's word
                 roll_points[p] += d.points
     return GameResult(
         seed=seed,
