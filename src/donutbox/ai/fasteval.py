@@ -42,19 +42,59 @@ def fast_scores(game: Position) -> list[float]:
     return _two(game, s[0], s[1], to_move, None, v)
 
 
+#: Held counts below this are memo keys of ``Values`` (a dealt game has at
+#: most 480 donuts); larger ones, in principle a free game's, ask the rule.
+_HELD_KEY: Final = 1024
+
+
 class Values:
     """A scoring rule's numbers as the evaluations read them, for runs of up
     to ``most`` donuts: ``plain[size]`` / ``rolled[size]`` a box's points
     without / with a Cinnamon Roll, ``need[size]`` the donuts to hold to box
     it, and ``small_plain`` / ``small_rolled`` what a run of 2 counts for
-    (half a box of 3, ``evaluate.expected_scores``)."""
+    (half a box of 3, ``evaluate.expected_scores``); and who scores a box
+    of two players, the rule's answers memoised (``sealed_to``, ``end_to``:
+    pure functions of their arguments, so a racy fill by two threads at
+    worst asks the rule twice)."""
 
-    __slots__ = ("need", "plain", "rolled", "small_plain", "small_rolled")
+    __slots__ = (
+        "_ended",
+        "_sealed",
+        "need",
+        "plain",
+        "rolled",
+        "scoring",
+        "small_plain",
+        "small_rolled",
+    )
 
     def __init__(self, scoring: ScoringRule, most: int) -> None:
+        self.scoring = scoring
         self.plain, self.rolled, self.need = scoring.tables(most)
         self.small_plain = 0.5 * self.plain[3]
         self.small_rolled = 0.5 * self.rolled[3]
+        self._sealed: dict[int, tuple[int, ...]] = {}
+        self._ended: dict[int, tuple[int, ...]] = {}
+
+    def sealed_to(self, h0: int, h1: int, closer: int) -> tuple[int, ...]:
+        """``scoring.sealed_to((h0, h1), 2, closer)``."""
+        if h0 >= _HELD_KEY or h1 >= _HELD_KEY:
+            return self.scoring.sealed_to((h0, h1), 2, closer)
+        key = (h0 * _HELD_KEY + h1) * 2 + closer
+        found = self._sealed.get(key)
+        if found is None:
+            found = self._sealed[key] = self.scoring.sealed_to((h0, h1), 2, closer)
+        return found
+
+    def end_to(self, h0: int, h1: int) -> tuple[int, ...]:
+        """``scoring.end_to((h0, h1), 2)``."""
+        if h0 >= _HELD_KEY or h1 >= _HELD_KEY:
+            return self.scoring.end_to((h0, h1), 2)
+        key = h0 * _HELD_KEY + h1
+        found = self._ended.get(key)
+        if found is None:
+            found = self._ended[key] = self.scoring.end_to((h0, h1), 2)
+        return found
 
 
 #: ``Values`` per scoring rule, for the runs of any counter of fewer than
@@ -222,7 +262,7 @@ class PlaceEvaluator:
         draws = min(TRAY_SIZE - (len(tray) - 1), pile) if len(tray) - 1 < TRAY_SIZE else 0
         self._lap_after = 1 if draws > 0 and pile == draws else None
         self._cards_left = game.cards_left - 1
-        self._rule = scoring = game.rules.scoring_rule
+        scoring = game.rules.scoring_rule
         # (a card adds 4 donuts: no run after it is larger than this)
         self._values = values_of(scoring, len(game.counter.cells) + 4)
         scores = game.scores
@@ -264,13 +304,13 @@ class PlaceEvaluator:
         counter, s0, s1 = self._place(p, move)
         d0, d1 = self._delivered_now
         runs = counter.runs
-        scoring = self._rule
         v = self._values
         for rid in counter.box_ids:
             r = runs[rid]
             size = len(r.cells)
             points = v.rolled[size] if r.rolls else v.plain[size]
-            for p in scoring.end_to(r.held, 2):
+            held = r.held
+            for p in v.end_to(held[0], held[1]):
                 if p == 0:
                     s0 += points
                 else:
@@ -442,7 +482,7 @@ class PlaceEvaluator:
                     kept.append(run)
                     continue
                 points = v.rolled[size] if rolls else v.plain[size]
-                for p in self._rule.sealed_to((h0, h1), 2, me):
+                for p in v.sealed_to(h0, h1, me):
                     if p == 0:
                         s0 += points
                     else:
@@ -466,7 +506,8 @@ class PlaceEvaluator:
             if size < 3:
                 continue
             points = v.rolled[size] if r.rolls else v.plain[size]
-            for p in self._rule.sealed_to(r.held, 2, me):
+            held = r.held
+            for p in v.sealed_to(held[0], held[1], me):
                 if p == 0:
                     s0 += points
                     d0 += 1

@@ -105,6 +105,8 @@ class ScoringRule:
         return ROLL_BOX if roll else PLAIN_BOX
 
     # -- who scores it -------------------------------------------------------
+    #
+    # Pure functions of their arguments (the evaluations memoise them).
 
     def sealed_to(self, held: Sequence[int], players: int, closer: int) -> tuple[int, ...]:
         """Who scores a sealed box whose donuts ``held`` (per player) belong
