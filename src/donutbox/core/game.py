@@ -22,6 +22,7 @@ from .movegen import box_moves, can_place, distinct, fit_slots_of, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
+from .scoring import ScoringRule
 from .state import BOXED, END, SEALED, Delivery, GameState, winners
 from .view import PlayerView, make_view
 
@@ -527,7 +528,7 @@ class Game:
             size = len(r.cells)
             if size < 3:
                 continue
-            to = scoring.sealed_to(r.held, n, me)
+            to = _scored_by(scoring, r.held, n, me)
             roll = r.rolls > 0
             points = self._points(size, roll)
             for p in to:
@@ -550,7 +551,7 @@ class Game:
         scoring = self._scoring
         n = len(self.names)
         for r in self.counter.boxes():
-            to = scoring.end_to(r.held, n)
+            to = _scored_by(scoring, r.held, n, -1)
             size = len(r.cells)
             roll = r.rolls > 0
             points = self._points(size, roll)
@@ -561,6 +562,20 @@ class Game:
             )
         self._finished = True
         self.ended_by = why
+
+
+def _scored_by(scoring: ScoringRule, held: list[int], n: int, closer: int) -> tuple[int, ...]:
+    """Who scores a box whose donuts ``held`` (4 counts) belong to them:
+    ``scoring.sealed_to`` (``closer`` placed the sealing card) or, with
+    ``closer`` -1, ``scoring.end_to``; from the rule's memo (no call into
+    the interpreted rule for a box like one met before)."""
+    key = (n, closer, held[0], held[1], held[2], held[3])
+    memo = scoring.memo
+    found = memo.get(key)
+    if found is None:
+        found = scoring.end_to(held, n) if closer < 0 else scoring.sealed_to(held, n, closer)
+        memo[key] = found
+    return found
 
 
 def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:

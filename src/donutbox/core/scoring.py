@@ -50,7 +50,7 @@ class ScoringRule:
 
     Rule objects are hashable by identity (``Rules`` compares them so)."""
 
-    __slots__ = ("box_need", "help", "label", "name", "plain", "rolled", "short")
+    __slots__ = ("box_need", "help", "label", "memo", "name", "plain", "rolled", "short")
 
     def __init__(self, name: str, label: str, help: str, short: str) -> None:
         self.name = name
@@ -65,6 +65,11 @@ class ScoringRule:
         #: ``need(size)`` for sizes below ``TABLE_SIZE`` (move generation
         #: lists box-its from it: ``held >= box_need[size]``).
         self.box_need: tuple[int, ...] = tuple(self.need(s) for s in range(TABLE_SIZE))
+        #: The engine's memo of ``sealed_to`` / ``end_to`` answers (``Game``
+        #: keys it by the players, the closer or -1 for the end, and the
+        #: four held counts): they are pure functions of their arguments,
+        #: so threads may share it (a racy fill asks the rule twice).
+        self.memo: dict[tuple[int, int, int, int, int, int], tuple[int, ...]] = {}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
