@@ -111,7 +111,8 @@ class ScoringRule:
 
     # -- who scores it -------------------------------------------------------
     #
-    # Pure functions of their arguments (the evaluations memoise them).
+    # Pure functions of their arguments (the engine and the evaluations
+    # memoise their answers).
 
     def sealed_to(self, held: Sequence[int], players: int, closer: int) -> tuple[int, ...]:
         """Who scores a sealed box whose donuts ``held`` (per player) belong
