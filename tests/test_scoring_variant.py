@@ -13,7 +13,9 @@ with playing the moves on many positions of real games.
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -27,7 +29,7 @@ from donutbox.ai.ppo import action_features, global_features
 from donutbox.ai.value import BASE, features, model
 from donutbox.core import Game, IllegalMove, RecordError, Rules
 from donutbox.core.record import dump
-from donutbox.core.scoring import ScoringRule
+from donutbox.core.scoring import CLOSERS, ScoringRule
 from donutbox.core.worlds import sample_world
 from donutbox.lab.match import result_of
 from donutbox.server.session import GameSession
@@ -130,6 +132,17 @@ def test_the_engine_asks_the_variant_who_scores_and_who_may_box() -> None:
     # run (first cell (0,0)) to A alone.
     assert scored(game) == [(None, "end", 7, 7, [0, 1]), (None, "end", 7, 7, [0])]
     assert game.scores == [14, 7]
+
+
+def test_the_standard_rules_travel_by_name_and_copy_as_themselves() -> None:
+    # A view's rules are pickled to the AI's worker processes: the rule goes
+    # as its name (not its tables) and comes back as the same object.
+    rules = Rules(closers=True)
+    data = pickle.dumps(rules)
+    assert len(data) < 300
+    again = pickle.loads(data)
+    assert again == rules and again.scoring_rule is CLOSERS
+    assert copy.deepcopy(rules).scoring_rule is CLOSERS
 
 
 def test_a_game_with_its_own_scoring_rule_is_refused_as_a_record() -> None:

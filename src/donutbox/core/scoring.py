@@ -74,6 +74,21 @@ class ScoringRule:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
+    # A rule is a singleton: copies are the rule itself, and a pickled
+    # standard rule (inside the rules of a view sent to an AI worker
+    # process) travels as its name, not its tables.
+
+    def __copy__(self) -> ScoringRule:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> ScoringRule:
+        return self
+
+    def __reduce__(self) -> tuple[object, tuple[str, ...]]:
+        if STANDARD_RULES.get(self.name) is self:
+            return standard_rule, (self.name,)
+        return type(self), (self.name, self.label, self.help, self.short)
+
     # -- what a box is worth -------------------------------------------------
 
     def value(self, size: int, roll: bool) -> int:
@@ -181,3 +196,11 @@ CLOSERS: Final = ClosersScoring(
     "A sealed box scores for the player who placed the sealing card, whoever built it.",
     "closers",
 )
+
+#: The rules of the standard game and its variants, by name.
+STANDARD_RULES: Final[dict[str, ScoringRule]] = {r.name: r for r in (MAJORITY, CLOSERS)}
+
+
+def standard_rule(name: str) -> ScoringRule:
+    """The standard scoring rule named ``name`` (unpickling)."""
+    return STANDARD_RULES[name]
