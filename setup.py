@@ -19,11 +19,12 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-#: The modules compiled.  ``policy.py`` stays pure: its rule classes are
-#: meant to be subclassed (a new matching rule, tests' own rules), which
-#: mypyc's native classes refuse from interpreted code.  ``perft.py`` stays
-#: pure so that a bad ``depth`` (e.g. 1.5) is still its InputError: compiled
-#: functions check their declared argument types first (TypeError).  The
+#: The modules compiled.  ``policy.py`` and ``scoring.py`` stay pure: their
+#: rule classes are meant to be subclassed (a new matching or scoring rule,
+#: tests' own rules), which mypyc's native classes refuse from interpreted
+#: code.  ``perft.py`` stays pure so that a bad ``depth`` (e.g. 1.5) is
+#: still its InputError: compiled functions check their declared argument
+#: types first (TypeError).  The
 #: rest takes ints/strs where declared (the CLI and server check input
 #: before it reaches the core).
 COMPILED = [

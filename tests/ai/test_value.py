@@ -158,7 +158,10 @@ def test_features_by_hand_on_an_opening() -> None:
     f = dict(zip(BASE, features(game), strict=True))
     assert f["mbox"] == f["m1"] == f["mbox_safe"] == f["tie"] == 0.0
     held = [r for r in game.counter.runs.values() if len(r.cells) >= 3 and r.held[0]]
-    boxable = sum(r.points for r in held if 2 * r.held[0] >= len(r.cells))
+    # a point a donut, doubled with a Cinnamon Roll (docs/spec.md, "Runs and boxes")
+    boxable = sum(
+        len(r.cells) * (2 if r.rolls else 1) for r in held if 2 * r.held[0] >= len(r.cells)
+    )
     assert f["obox"] == boxable
 
 

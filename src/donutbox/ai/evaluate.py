@@ -3,7 +3,9 @@
 Used by the heuristic agent (one ply) and to score MCTS playouts that are
 cut off before the end.  It reads only public information (the counter,
 scores, cards left), through the small interface ``Position`` that both a
-``Game`` (a view's sampled world) and a ``PlayerView`` provide.
+``Game`` (a view's sampled world) and a ``PlayerView`` provide.  What a box
+is worth, and who may box it, come from the rules' scoring rule
+(``Rules.scoring_rule``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..core import Counter
+from ..core import Counter, Rules
 
 
 class Position(Protocol):
     """What the evaluation reads of a position: all of it public."""
 
+    @property
+    def rules(self) -> Rules: ...
     @property
     def names(self) -> tuple[str, ...]: ...
     @property
@@ -54,6 +58,7 @@ def expected_scores(game: Position) -> list[float]:
     if game.final_lap_turns is not None:
         turns_left = float(game.final_lap_turns)
     to_move = game.to_move
+    scoring = game.rules.scoring_rule
     for r in game.counter.runs.values():
         size = len(r.cells)
         if size < 2:
@@ -65,11 +70,13 @@ def expected_scores(game: Position) -> list[float]:
         leaders = [p for p in range(n) if held[p] == best]
         second = max((h for p, h in enumerate(held) if h != best), default=0)
         margin = best - second if len(leaders) == 1 else 0
-        value = float(r.points) if size >= 3 else 0.5 * (size + 1) * (2 if r.rolls else 1)
+        roll = r.rolls > 0
+        # a run of 2 counts for half the box of 3 it may become
+        value = float(scoring.points(size, roll)) if size >= 3 else 0.5 * scoring.points(3, roll)
         # Risk grows with open edges and turns left; a margin protects.
         risk = min(1.0, (r.open * 0.08 + 0.1) * min(turns_left, 6.0) / 6.0)
         safety = 1.0 - risk / (1.0 + margin)
-        if to_move in leaders and 2 * held[to_move] >= size and size >= 3:
+        if to_move in leaders and scoring.may_box(held[to_move], size) and size >= 3:
             safety = max(safety, 0.95)
         share = value * safety / len(leaders)
         for p in leaders:

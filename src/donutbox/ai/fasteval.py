@@ -5,7 +5,10 @@ considers when it widens the tree: thousands of times a second.  These
 functions give exactly the same numbers as ``expected_scores`` and
 ``margin`` (a test compares them on many positions) but specialise the
 common two-player case.  Games with more players use the general code.
-Like it, they read a position only through ``evaluate.Position``.
+Like it, they read a position only through ``evaluate.Position``, and what
+a box is worth and who scores it only through the rules' scoring rule
+(``Rules.scoring_rule``: its tables, read once per evaluation, and its
+``sealed_to`` / ``end_to`` where a box is delivered).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from ..core import Counter, Game, Move, Run
 from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, ROLL_BIT
 from ..core.game import card_codes
 from ..core.geometry import OUTSIDE, cell
-from ..core.rules import GAME_INFO
+from ..core.rules import GAME_INFO, Rules
+from ..core.scoring import TABLE_SIZE, ScoringRule
 from .evaluate import Position, expected_scores
 
 TRAY_SIZE = GAME_INFO.tray_size
@@ -34,12 +38,94 @@ def fast_scores(game: Position) -> list[float]:
     to_move = game.to_move
     if to_move is None:  # finished
         return [float(s[0]), float(s[1])]
-    return _two(game, s[0], s[1], to_move, None)
+    v = values_of(game.rules.scoring_rule, len(game.counter.cells))
+    return _two(game, s[0], s[1], to_move, None, v)
 
 
-def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[float]:
+#: Held counts below this are memo keys of ``Values`` (a dealt game has at
+#: most 480 donuts); larger ones, in principle a free game's, ask the rule.
+_HELD_KEY: Final = 1024
+
+
+class Values:
+    """A scoring rule's numbers as the evaluations read them, for runs of up
+    to ``most`` donuts: ``plain[size]`` / ``rolled[size]`` a box's points
+    without / with a Cinnamon Roll, ``need[size]`` the donuts to hold to box
+    it, and ``small_plain`` / ``small_rolled`` what a run of 2 counts for
+    (half a box of 3, ``evaluate.expected_scores``); and who scores a box
+    of two players, the rule's answers memoised (``sealed_to``, ``end_to``:
+    pure functions of their arguments, so a racy fill by two threads at
+    worst asks the rule twice)."""
+
+    __slots__ = (
+        "_ended",
+        "_sealed",
+        "need",
+        "plain",
+        "rolled",
+        "scoring",
+        "small_plain",
+        "small_rolled",
+    )
+
+    def __init__(self, scoring: ScoringRule, most: int) -> None:
+        self.scoring = scoring
+        self.plain, self.rolled, self.need = scoring.tables(most)
+        self.small_plain = 0.5 * self.plain[3]
+        self.small_rolled = 0.5 * self.rolled[3]
+        self._sealed: dict[int, tuple[int, ...]] = {}
+        self._ended: dict[int, tuple[int, ...]] = {}
+
+    def sealed_to(self, h0: int, h1: int, closer: int) -> tuple[int, ...]:
+        """``scoring.sealed_to((h0, h1), 2, closer)``."""
+        if h0 >= _HELD_KEY or h1 >= _HELD_KEY:
+            return self.scoring.sealed_to((h0, h1), 2, closer)
+        key = (h0 * _HELD_KEY + h1) * 2 + closer
+        found = self._sealed.get(key)
+        if found is None:
+            found = self._sealed[key] = self.scoring.sealed_to((h0, h1), 2, closer)
+        return found
+
+    def end_to(self, h0: int, h1: int) -> tuple[int, ...]:
+        """``scoring.end_to((h0, h1), 2)``."""
+        if h0 >= _HELD_KEY or h1 >= _HELD_KEY:
+            return self.scoring.end_to((h0, h1), 2)
+        key = h0 * _HELD_KEY + h1
+        found = self._ended.get(key)
+        if found is None:
+            found = self._ended[key] = self.scoring.end_to((h0, h1), 2)
+        return found
+
+
+#: ``Values`` per scoring rule, for the runs of any counter of fewer than
+#: ``TABLE_SIZE`` donuts (the rule's own tables).  Shared by threads: a pure
+#: function of its key, so a racy fill at worst makes an equal value twice.
+_VALUES: Final[dict[ScoringRule, Values]] = {}
+
+
+#: ``scoring.TABLE_SIZE`` (Final: the compiled search keeps it in a C static).
+_TABLE_SIZE: Final = TABLE_SIZE
+
+
+def values_of(scoring: ScoringRule, donuts: int) -> Values:
+    """``scoring``'s ``Values`` for a counter of ``donuts`` donuts (no run
+    of it is larger)."""
+    if donuts < _TABLE_SIZE:
+        found = _VALUES.get(scoring)
+        if found is None:
+            found = _VALUES[scoring] = Values(scoring, _TABLE_SIZE - 1)
+        return found
+    return Values(scoring, donuts)
+
+
+def _two(game: Position, s0: int, s1: int, to_move: int, skip: object, v: Values) -> list[float]:
     """Two players' expected scores with banked scores ``s0``, ``s1``, ``to_move``
-    to move, and the run ``skip`` (an id, or None) left out."""
+    to move, and the run ``skip`` (an id, or None) left out (``v``: the
+    rules' scoring values, ``values_of``)."""
+    counter = game.counter
+    plain = v.plain
+    rolled = v.rolled
+    need = v.need
     e0 = float(s0)
     e1 = float(s1)
     lap = game.final_lap_turns
@@ -50,7 +136,7 @@ def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[f
     else:
         turns_left = max(1.0, game.cards_left / 2)
     m6 = min(turns_left, 6.0)
-    for rid, r in game.counter.runs.items():
+    for rid, r in counter.runs.items():
         if rid == skip:
             continue
         cells = r.cells
@@ -61,26 +147,26 @@ def _two(game: Position, s0: int, s1: int, to_move: int, skip: object) -> list[f
         h0 = held[0]
         h1 = held[1]
         if size >= 3:
-            value = float(size * 2 if r.rolls else size)
+            value = float(rolled[size] if r.rolls else plain[size])
         else:
-            value = 0.5 * (size + 1) * (2 if r.rolls else 1)
+            value = v.small_rolled if r.rolls else v.small_plain
         risk = (r.open * 0.08 + 0.1) * m6 / 6.0
         if risk > 1.0:
             risk = 1.0
         if h0 > h1:
             safety = 1.0 - risk / (1.0 + (h0 - h1))
-            if to_move == 0 and 2 * h0 >= size and size >= 3 and safety < 0.95:
+            if to_move == 0 and size >= 3 and safety < 0.95 and h0 >= need[size]:
                 safety = 0.95
             e0 += value * safety
         elif h1 > h0:
             safety = 1.0 - risk / (1.0 + (h1 - h0))
-            if to_move == 1 and 2 * h1 >= size and size >= 3 and safety < 0.95:
+            if to_move == 1 and size >= 3 and safety < 0.95 and h1 >= need[size]:
                 safety = 0.95
             e1 += value * safety
         elif h0:
             # A tie: margin 0, the share split between both.
             safety = 1.0 - risk / 1.0
-            if 2 * held[to_move] >= size and size >= 3 and safety < 0.95:
+            if size >= 3 and safety < 0.95 and held[to_move] >= need[size]:
                 safety = 0.95
             share = value * safety / 2
             e0 += share
@@ -113,19 +199,25 @@ def box_margin(game: Game, box: Move, player: int) -> float:
     rid = counter.run_id_at(box.x, box.y)
     assert rid is not None, "box_margin needs a legal box-it"
     r = counter.runs[rid]
+    v = values_of(game.rules.scoring_rule, len(counter.cells))
+    size = len(r.cells)
+    points = v.rolled[size] if r.rolls else v.plain[size]
     s = game.scores
-    s0 = s[0] + (r.points if player == 0 else 0)
-    s1 = s[1] + (r.points if player == 1 else 0)
-    e0, e1 = _two(game, s0, s1, 1 - player, rid)
+    s0 = s[0] + (points if player == 0 else 0)
+    s1 = s[1] + (points if player == 1 else 0)
+    e0, e1 = _two(game, s0, s1, 1 - player, rid, v)
     return e0 - e1 if player == 0 else e1 - e0
 
 
 class _After:
     """What ``_two`` reads of the position after a placement (see ``place_margin``)."""
 
-    __slots__ = ("cards_left", "counter", "final_lap_turns", "free")
+    __slots__ = ("cards_left", "counter", "final_lap_turns", "free", "rules")
 
-    def __init__(self, counter: Counter, final_lap_turns: int | None, cards_left: int) -> None:
+    def __init__(
+        self, rules: Rules, counter: Counter, final_lap_turns: int | None, cards_left: int
+    ) -> None:
+        self.rules = rules
         self.counter = counter
         self.final_lap_turns = final_lap_turns
         self.free = False
@@ -170,7 +262,9 @@ class PlaceEvaluator:
         draws = min(TRAY_SIZE - (len(tray) - 1), pile) if len(tray) - 1 < TRAY_SIZE else 0
         self._lap_after = 1 if draws > 0 and pile == draws else None
         self._cards_left = game.cards_left - 1
-        self._closers = game.rules.closers
+        scoring = game.rules.scoring_rule
+        # (a card adds 4 donuts: no run after it is larger than this)
+        self._values = values_of(scoring, len(game.counter.cells) + 4)
         scores = game.scores
         self._s0 = scores[0]
         self._s1 = scores[1]
@@ -210,18 +304,17 @@ class PlaceEvaluator:
         counter, s0, s1 = self._place(p, move)
         d0, d1 = self._delivered_now
         runs = counter.runs
+        v = self._values
         for rid in counter.box_ids:
             r = runs[rid]
-            h0 = r.held[0]
-            h1 = r.held[1]
-            best = h0 if h0 > h1 else h1
-            if best == 0:
-                continue
-            points = r.points
-            if h0 == best:
-                s0 += points
-            if h1 == best:
-                s1 += points
+            size = len(r.cells)
+            points = v.rolled[size] if r.rolls else v.plain[size]
+            held = r.held
+            for p in v.end_to(held[0], held[1]):
+                if p == 0:
+                    s0 += points
+                else:
+                    s1 += points
         return counter, s0, s1, d0, d1
 
     def gain(self, move: Move) -> float:
@@ -270,8 +363,9 @@ class PlaceEvaluator:
         e1 += s1 - self._s1
         to_move = 1 - self.player
         m6 = self._m6
+        v = self._values
         for size, opens, rolls, h0, h1 in after:
-            side, amount = _term_of(size, opens, rolls, h0, h1, to_move, m6)
+            side, amount = _term_of(size, opens, rolls, h0, h1, to_move, m6, v)
             if side == 0:
                 e0 += amount
             elif side == 1:
@@ -381,25 +475,18 @@ class PlaceEvaluator:
         s1 = self._s1
         if any(run[1] == 0 and run[0] >= 3 for run in after):
             kept: list[RunStats] = []
+            v = self._values
             for run in after:
                 size, opened, rolls, h0, h1 = run
                 if opened or size < 3:
                     kept.append(run)
                     continue
-                points = size * 2 if rolls else size
-                if self._closers:
-                    if me == 0:
+                points = v.rolled[size] if rolls else v.plain[size]
+                for p in v.sealed_to(h0, h1, me):
+                    if p == 0:
                         s0 += points
                     else:
                         s1 += points
-                    continue
-                best = h0 if h0 > h1 else h1
-                if best == 0:
-                    continue
-                if h0 == best:
-                    s0 += points
-                if h1 == best:
-                    s1 += points
             after = kept
         return s0, s1, after
 
@@ -413,29 +500,20 @@ class PlaceEvaluator:
         s1 = self._s1
         d0 = self._d0
         d1 = self._d1
+        v = self._values
         for r in sealed:
-            if len(r.cells) < 3:
+            size = len(r.cells)
+            if size < 3:
                 continue
-            points = r.points
-            if self._closers:
-                if me == 0:
+            points = v.rolled[size] if r.rolls else v.plain[size]
+            held = r.held
+            for p in v.sealed_to(held[0], held[1], me):
+                if p == 0:
                     s0 += points
                     d0 += 1
                 else:
                     s1 += points
                     d1 += 1
-                continue
-            h0 = r.held[0]
-            h1 = r.held[1]
-            best = h0 if h0 > h1 else h1
-            if best == 0:
-                continue
-            if h0 == best:
-                s0 += points
-                d0 += 1
-            if h1 == best:
-                s1 += points
-                d1 += 1
         self._delivered_now = (d0, d1)
         return counter, s0, s1
 
@@ -451,8 +529,9 @@ class PlaceEvaluator:
         e0 = float(self._s0)
         e1 = float(self._s1)
         prefix = [(e0, e1)]
+        v = self._values
         for r in runs.values():
-            t = terms[id(r)] = (r, *_term(r, 1 - self.player, self._m6))
+            t = terms[id(r)] = (r, *_term(r, 1 - self.player, self._m6, v))
             side = t[1]
             if side == 0:
                 e0 += t[2]
@@ -481,6 +560,7 @@ class PlaceEvaluator:
         assert terms is not None
         to_move = 1 - self.player
         m6 = self._m6
+        v = self._values
         start = 0
         if s0 == self._s0 and s1 == self._s1:
             run_of = self.game.counter.run_of
@@ -499,7 +579,7 @@ class PlaceEvaluator:
         for r in islice(counter.runs.values(), start, None):
             t = terms.get(id(r))
             if t is None or t[0] is not r:
-                t = terms[id(r)] = (r, *_term(r, to_move, m6))
+                t = terms[id(r)] = (r, *_term(r, to_move, m6, v))
             side = t[1]
             if side == 0:
                 e0 += t[2]
@@ -539,39 +619,41 @@ Beside = tuple[tuple[int, int, int], ...]
 
 
 def _term_of(
-    size: int, opens: int, rolls: int, h0: int, h1: int, to_move: int, m6: float
+    size: int, opens: int, rolls: int, h0: int, h1: int, to_move: int, m6: float, v: Values
 ) -> tuple[int, float]:
     """``_term`` of a run given by its numbers: its size, open edges, Cinnamon
-    Rolls and the quadrants each player holds in it."""
+    Rolls and the quadrants each player holds in it (``v``: the scoring
+    rule's values)."""
     if size < 2:
         return -1, 0.0
     if size >= 3:
-        value = float(size * 2 if rolls else size)
+        value = float(v.rolled[size] if rolls else v.plain[size])
     else:
-        value = 0.5 * (size + 1) * (2 if rolls else 1)
+        value = v.small_rolled if rolls else v.small_plain
     risk = (opens * 0.08 + 0.1) * m6 / 6.0
     if risk > 1.0:
         risk = 1.0
+    # (the box-it table read last: the cheaper tests rule most runs out)
     if h0 > h1:
         safety = 1.0 - risk / (1.0 + (h0 - h1))
-        if to_move == 0 and 2 * h0 >= size and size >= 3 and safety < 0.95:
+        if to_move == 0 and size >= 3 and safety < 0.95 and h0 >= v.need[size]:
             safety = 0.95
         return 0, value * safety
     if h1 > h0:
         safety = 1.0 - risk / (1.0 + (h1 - h0))
-        if to_move == 1 and 2 * h1 >= size and size >= 3 and safety < 0.95:
+        if to_move == 1 and size >= 3 and safety < 0.95 and h1 >= v.need[size]:
             safety = 0.95
         return 1, value * safety
     if h0:
         safety = 1.0 - risk / 1.0
-        if 2 * (h0 if to_move == 0 else h1) >= size and size >= 3 and safety < 0.95:
+        if size >= 3 and safety < 0.95 and (h0 if to_move == 0 else h1) >= v.need[size]:
             safety = 0.95
         return 2, value * safety / 2
     return -1, 0.0
 
 
-def _term(r: Run, to_move: int, m6: float) -> tuple[int, float]:
+def _term(r: Run, to_move: int, m6: float, v: Values) -> tuple[int, float]:
     """One run's term of ``_two``: who gets it (0, 1, 2 for both halves of a
     tie, -1 nobody) and how much (``_term_of`` on the run's numbers)."""
     held = r.held
-    return _term_of(len(r.cells), r.open, r.rolls, held[0], held[1], to_move, m6)
+    return _term_of(len(r.cells), r.open, r.rolls, held[0], held[1], to_move, m6, v)

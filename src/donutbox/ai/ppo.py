@@ -13,6 +13,9 @@ public counter, the player's own tray and the public scores):
   matches, whether it spends a Cinnamon Roll;
 - for a box-it, its points and size; swap and pass are flags.
 
+Points, who scores a sealed box and who may box one come from the rules'
+scoring rule (``Rules.scoring_rule``).
+
 ``make_agent("ppo")`` loads the shipped weights (``data/ppo.pt``, a few
 kilobytes) lazily and needs PyTorch (``pip install torch``); it plays the
 highest-scoring move (``sample=True``: draws from the softmax).
@@ -31,6 +34,7 @@ from ..core.errors import DonutboxError
 from ..core.game import card_codes
 from ..core.geometry import OFFSET, OUTSIDE, STRIDE
 from ..core.moves import BOX, PLACE, SWAP
+from ..core.scoring import ScoringRule
 
 #: Per-action features (see ``action_features``) and per-position features.
 ACTION_FEATURES: Final = 16
@@ -42,8 +46,19 @@ HIDDEN: Final = 64
 _INNER: Final = ((0, 1), (1, 2), (2, 3), (3, 0))
 
 
+def _sealed_shares(
+    scoring: ScoringRule, held: Sequence[int], players: int, me: int
+) -> tuple[bool, bool]:
+    """Does a box sealed by ``me`` score for ``me``, and for another player?
+    (A box nobody holds counts for everyone: the features were trained so.)"""
+    to = scoring.sealed_to(held, players, me)
+    if not to:
+        return True, players > 1
+    return me in to, any(k != me for k in to)
+
+
 def _place_features(
-    counter: Counter, move: Move, me: int, players: int, closers: bool
+    counter: Counter, move: Move, me: int, players: int, scoring: ScoringRule
 ) -> list[float]:
     p = move.x + OFFSET + (move.y + OFFSET) * STRIDE
     codes = card_codes(move, me)
@@ -117,21 +132,21 @@ def _place_features(
     for r, part in comp.items():
         size, rolls, open_ = part[0], part[4], part[5]
         h = held_by[r]
-        points = size * (2 if rolls else 1)
+        points = scoring.points(size, rolls > 0)
         if size > biggest:
             biggest, biggest_open = size, open_
         if size < 3:
             continue
-        best = max(h)
         if open_ <= 0:  # sealed by this card
-            if closers or h[me] == best:
+            mine, others = _sealed_shares(scoring, h, players, me)
+            if mine:
                 mine_now += points
-            if not closers and any(h[k] == best for k in range(players) if k != me):
+            if others:
                 others_now += points
         else:
-            if 2 * h[me] >= size:
+            if scoring.may_box(h[me], size):
                 mine_next += points
-            if any(2 * h[k] >= size for k in range(players) if k != me):
+            if any(scoring.may_box(h[k], size) for k in range(players) if k != me):
                 others_next += points
     # runs touched but not joined may be sealed too
     for rid, edges in touched.items():
@@ -139,12 +154,11 @@ def _place_features(
             continue
         run = runs[rid]
         if run.open - edges <= 0 and len(run.cells) >= 3:
-            points = run.points
-            held = run.held[:players]
-            best = max(held)
-            if closers or held[me] == best:
+            points = scoring.run_points(run)
+            mine, others = _sealed_shares(scoring, run.held, players, me)
+            if mine:
                 mine_now += points
-            if not closers and any(held[k] == best for k in range(players) if k != me):
+            if others:
                 others_now += points
     roll = 1.0 if "R" in move.face else 0.0
     return [
@@ -172,7 +186,7 @@ def action_features(view: PlayerView, moves: Sequence[Move]) -> list[list[float]
     counter = view.counter
     me = view.player
     players = len(view.names)
-    closers = view.rules.closers
+    scoring = view.rules.scoring_rule
     out: list[list[float]] = []
     memo: dict[tuple[str, int, int, int, str], list[float]] = {}
     runs = counter.runs
@@ -183,7 +197,7 @@ def action_features(view: PlayerView, moves: Sequence[Move]) -> list[list[float]
             key = (move.face, move.x, move.y, move.rot, move.lock)
             row = memo.get(key)
             if row is None:
-                row = memo[key] = _place_features(counter, move, me, players, closers)
+                row = memo[key] = _place_features(counter, move, me, players, scoring)
             out.append(row)
         elif kind == BOX:
             c = move.x + OFFSET + (move.y + OFFSET) * STRIDE
@@ -195,7 +209,7 @@ def action_features(view: PlayerView, moves: Sequence[Move]) -> list[list[float]
                     0.0,
                     1.0,
                     0.0,
-                    run.points / 10,
+                    scoring.run_points(run) / 10,
                     0.0,
                     0.0,
                     0.0,
@@ -224,14 +238,16 @@ def global_features(view: PlayerView) -> list[float]:
     scores = view.scores
     best_other = max(scores[k] for k in range(n) if k != me)
     counter = view.counter
+    scoring = view.rules.scoring_rule
     mine = others = 0.0
     for rid in counter.box_ids:
         run = counter.runs[rid]
         size = len(run.cells)
-        if 2 * run.held[me] >= size:
-            mine += run.points
-        if any(2 * run.held[k] >= size for k in range(n) if k != me):
-            others += run.points
+        points = scoring.run_points(run)
+        if scoring.may_box(run.held[me], size):
+            mine += points
+        if any(scoring.may_box(run.held[k], size) for k in range(n) if k != me):
+            others += points
     lap = view.final_lap_turns
     return [
         (scores[me] - best_other) / 20,

@@ -65,7 +65,7 @@ from typing import Any, Final
 
 from ..core import InputError
 from .evaluate import Position
-from .fasteval import fast_scores
+from .fasteval import fast_scores, values_of
 
 #: The weights file's format tag.
 FORMAT: Final = "donutbox-value/1"
@@ -121,6 +121,7 @@ def features(game: Position) -> list[float]:
     x["lap"] = 1.0 if game.final_lap_turns is not None else 0.0
     x["banked"] = float(s[me] - s[other])
     x["delivered"] = float(d[me] - d[other])
+    scoring = game.rules.scoring_rule
     for r in game.counter.runs.values():
         size = len(r.cells)
         if size < 2:
@@ -129,13 +130,14 @@ def features(game: Position) -> list[float]:
         ho = r.held[other]
         if hm == 0 and ho == 0:
             continue
+        roll = r.rolls > 0
         if size < 3:
-            value = 0.5 * (size + 1) * (2 if r.rolls else 1)
+            value = 0.5 * scoring.points(3, roll)  # half the box of 3 it may become
             if hm != ho:
                 x["small"] += value if hm > ho else -value
             continue
-        value = float(r.points)
-        if hm >= ho and 2 * hm >= size:
+        value = float(scoring.points(size, roll))
+        if hm >= ho and scoring.may_box(hm, size):
             x["mbox"] += value
             x["mbox_max"] = max(x["mbox_max"], value)
             if hm - ho >= 2:
@@ -143,7 +145,7 @@ def features(game: Position) -> list[float]:
         elif hm > ho:
             x["m1"] += value
             x["mopen"] += value * r.open
-        elif ho > hm and 2 * ho >= size:
+        elif ho > hm and scoring.may_box(ho, size):
             x["obox"] += value
             if ho - hm >= 2:
                 x["obox_safe"] += value
@@ -243,7 +245,14 @@ class ValueModel:
         other = 1 - me
         z = 0.0
         best_box = 0.0
-        for r in game.counter.runs.values():
+        counter = game.counter
+        values = values_of(game.rules.scoring_rule, len(counter.cells))
+        plain = values.plain
+        rolled = values.rolled
+        need = values.need
+        small_plain = values.small_plain
+        small_rolled = values.small_rolled
+        for r in counter.runs.values():
             cells = r.cells
             size = len(cells)
             if size < 2:
@@ -253,15 +262,15 @@ class ValueModel:
             ho = held[other]
             if size < 3:
                 if hm > ho:
-                    z += c_small * (1.5 if not r.rolls else 3.0)
+                    z += c_small * (small_rolled if r.rolls else small_plain)
                 elif ho > hm:
-                    z -= c_small * (1.5 if not r.rolls else 3.0)
+                    z -= c_small * (small_rolled if r.rolls else small_plain)
                 continue
-            value = float(size * 2 if r.rolls else size)
+            value = float(rolled[size] if r.rolls else plain[size])
             if hm >= ho:
                 if hm == 0:
                     continue
-                if 2 * hm >= size:
+                if hm >= need[size]:
                     if hm - ho >= 2:
                         z += (c_mbox + c_msafe) * value
                     else:
@@ -272,7 +281,7 @@ class ValueModel:
                     z += c_tie * value
                 else:
                     z += (c_m1 + c_mo * r.open) * value
-            elif 2 * ho >= size:
+            elif ho >= need[size]:
                 if ho - hm >= 2:
                     z += (c_obox + c_osafe) * value
                 else:

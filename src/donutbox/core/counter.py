@@ -139,11 +139,6 @@ class Run:
     def size(self) -> int:
         return len(self.cells)
 
-    @property
-    def points(self) -> int:
-        """Value as a box: a point a donut, doubled if it holds an R."""
-        return len(self.cells) * (2 if self.rolls else 1)
-
     def __repr__(self) -> str:
         return (
             f"Run(cells={self.cells}, open={self.open}, rolls={self.rolls}, "

@@ -22,6 +22,7 @@ from .movegen import box_moves, can_place, distinct, fit_slots_of, legal_moves
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .rng import SEED_LIMIT, shuffled_decks
 from .rules import GAME_INFO, Rules
+from .scoring import ScoringRule
 from .state import BOXED, END, SEALED, Delivery, GameState, winners
 from .view import PlayerView, make_view
 
@@ -43,6 +44,7 @@ class Game:
         "_lap",
         "_match",
         "_scores",
+        "_scoring",
         "_streak",
         "_to_move",
         "counter",
@@ -135,6 +137,7 @@ class Game:
             self.ended_by,
         ) = s
         self._match = s.rules.match_rule
+        self._scoring = s.rules.scoring_rule
 
     @classmethod
     def from_state(cls, state: GameState) -> Game:
@@ -323,15 +326,15 @@ class Game:
         me = self._to_move
         if self.free:
             faces = list(dict.fromkeys(check_face(f) for f in (cards or ())))
-            return legal_moves(self.counter, self._match, faces, me, None)
+            return legal_moves(self.counter, self._match, self._scoring, faces, me, None)
         faces = distinct(self.trays[me])
-        return legal_moves(self.counter, self._match, faces, me, len(self.piles[me]))
+        return legal_moves(self.counter, self._match, self._scoring, faces, me, len(self.piles[me]))
 
     def box_moves(self) -> list[Move]:
         """The box-its open to the player to move (none once the game is over)."""
         if self._finished:
             return []
-        return box_moves(self.counter, self._to_move)
+        return box_moves(self.counter, self._to_move, self._scoring)
 
     def can_place(self) -> bool:
         """Can the player to move place any card of their tray?"""
@@ -407,11 +410,13 @@ class Game:
         elif kind == BOX:
             r = self._box_run(move)
             self.counter.deliver(r)
-            points = r.points
+            size = len(r.cells)
+            roll = r.rolls > 0
+            points = self._points(size, roll)
             self._scores[me] += points
             self._delivered[me] += 1
             self.deliveries.append(
-                _new_delivery(Delivery, (ply, BOXED, len(r.cells), points, (me,), xy(r.first)))
+                _new_delivery(Delivery, (ply, BOXED, size, points, (me,), xy(r.first), roll))
             )
             self._streak = 0
         elif kind == SWAP:
@@ -509,51 +514,68 @@ class Game:
         if size < 3:
             raise IllegalMove(f"box it: a run of {size} is not a box (a box needs 3 donuts)")
         held = r.held[self._to_move]
-        if 2 * held < size:
-            raise IllegalMove(
-                f"box it: you hold {held} of its {size} donuts; you need at least half"
-            )
+        if not self._scoring.may_box(held, size):
+            raise IllegalMove(self._scoring.why_not_box(held, size))
         return r
 
     def _put(self, move: Move, me: int, ply: int) -> None:
         sealed = self.counter.place(cell(move.x, move.y), card_codes(move, me))
+        if not sealed:
+            return
+        scoring = self._scoring
+        n = len(self.names)
         for r in sealed:
             size = len(r.cells)
             if size < 3:
                 continue
-            to = (me,) if self.rules.closers else self._majority(r)
-            points = r.points
+            to = _scored_by(scoring, r.held, n, me)
+            roll = r.rolls > 0
+            points = self._points(size, roll)
             for p in to:
                 self._scores[p] += points
                 self._delivered[p] += 1
             self.deliveries.append(
-                _new_delivery(Delivery, (ply, SEALED, size, points, to, xy(r.first)))
+                _new_delivery(Delivery, (ply, SEALED, size, points, to, xy(r.first), roll))
             )
 
-    def _majority(self, r: Run) -> tuple[int, ...]:
-        # (loops, not ``max`` and a generator: the compiled core calls those
-        # through Python-level machinery)
-        held = r.held
-        n = len(self.names)
-        best = 0
-        for p in range(n):
-            if held[p] > best:
-                best = held[p]
-        if best == 0:
-            return ()
-        return tuple([p for p in range(n) if held[p] == best])
+    def _points(self, size: int, roll: bool) -> int:
+        """A box's value by the scoring rule, from its tables where they
+        reach (no call into the rule)."""
+        scoring = self._scoring
+        table: tuple[int, ...] = scoring.rolled if roll else scoring.plain
+        if size < len(table):
+            return table[size]
+        return scoring.value(size, roll)
 
     def _finish(self, why: str) -> None:
+        scoring = self._scoring
+        n = len(self.names)
         for r in self.counter.boxes():
-            to = self._majority(r)
-            points = r.points
+            to = _scored_by(scoring, r.held, n, -1)
+            size = len(r.cells)
+            roll = r.rolls > 0
+            points = self._points(size, roll)
             for p in to:
                 self._scores[p] += points
             self.deliveries.append(
-                _new_delivery(Delivery, (None, END, len(r.cells), points, to, xy(r.first)))
+                _new_delivery(Delivery, (None, END, size, points, to, xy(r.first), roll))
             )
         self._finished = True
         self.ended_by = why
+
+
+def _scored_by(scoring: ScoringRule, held: list[int], n: int, closer: int) -> tuple[int, ...]:
+    """Who scores a box whose donuts ``held`` (4 counts) belong to them:
+    ``scoring.sealed_to`` (``closer`` placed the sealing card) or, with
+    ``closer`` -1, ``scoring.end_to``; from the rule's memo (no call into
+    the interpreted rule for a box like one met before)."""
+    key = (n, closer, held[0], held[1], held[2], held[3])
+    memo = scoring.memo
+    found = memo.get(key)
+    if found is None:
+        found = scoring.end_to(held, n) if closer < 0 else scoring.sealed_to(held, n, closer)
+        memo[key] = found
+    return found
 
 
 def card_codes(move: Move, owner: int) -> tuple[int, int, int, int]:

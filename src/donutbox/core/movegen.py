@@ -37,18 +37,25 @@ from .geometry import OFFSET, STRIDE, xy
 from .matching import SLOT_LOCK, SLOT_ROT, SLOTS, fit_slots
 from .moves import BOX, PASS, PLACE, SWAP, Move
 from .policy import MatchRule
+from .scoring import ScoringRule
 
 
 def legal_moves(
-    counter: Counter, match: MatchRule, faces: list[str], player: int, pile: int | None
+    counter: Counter,
+    match: MatchRule,
+    scoring: ScoringRule,
+    faces: list[str],
+    player: int,
+    pile: int | None,
 ) -> list[Move]:
     """Every legal action of ``player`` (to move) holding ``faces`` (distinct,
-    in tray order): placements, box-its, and when nothing can be placed a
-    swap per face or a pass.  ``pile``: the size of the player's pile, or
-    None in a free game (no swaps or passes)."""
+    in tray order): placements, box-its (``scoring`` says which boxes a
+    player may box), and when nothing can be placed a swap per face or a
+    pass.  ``pile``: the size of the player's pile, or None in a free game
+    (no swaps or passes)."""
     out = placements(counter, faces, match)
     placed = bool(out)
-    out += box_moves(counter, player)
+    out += box_moves(counter, player, scoring)
     if pile is not None and not placed:
         if pile:
             out.extend(Move(SWAP, f) for f in faces)
@@ -234,8 +241,9 @@ _GROW_IDS: Final = 256
 _new_move: Final = tuple.__new__
 
 
-def box_moves(counter: Counter, player: int) -> list[Move]:
-    """Box-its open to ``player``, each naming its run's first cell in reading order."""
+def box_moves(counter: Counter, player: int, scoring: ScoringRule) -> list[Move]:
+    """Box-its open to ``player`` (``scoring.may_box``), each naming its
+    run's first cell in reading order."""
     # Any: the run ids stay the int objects they are (the compiled core
     # would unbox and box each again).
     box_ids: set[Any] = counter.box_ids
@@ -243,9 +251,16 @@ def box_moves(counter: Counter, player: int) -> list[Move]:
         return []
     found: list[Run] = []
     runs: dict[Any, Run] = counter.runs
+    # The rule's table, read once (no call per box; its length a native int)
+    need: tuple[int, ...] = scoring.box_need
+    limit = len(need)
     for rid in box_ids:
         r = runs[rid]
-        if 2 * r.held[player] >= len(r.cells):
+        size = len(r.cells)
+        if size < limit:
+            if r.held[player] >= need[size]:
+                found.append(r)
+        elif scoring.may_box(r.held[player], size):
             found.append(r)
     if len(found) > 1:
         found.sort(key=_FIRST)  # (first cells are distinct)

@@ -14,11 +14,12 @@ code.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .errors import RecordError
 from .policy import LAYOUT_RULES, MATCH_RULES, LayoutRule, MatchRule
+from .scoring import CLOSERS, MAJORITY, ScoringRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +115,24 @@ LAYOUTS: Final = LAYOUT_OPTION.values
 @dataclass(frozen=True, slots=True)
 class Rules:
     """One combination of the variants (docs/spec.md, 'Geometry', 'Matching'
-    and 'Delivery').  Its matching rule and layout are policy objects
-    (``match_rule``, ``layout_rule``) that the engine asks, never flags."""
+    and 'Delivery').  Its matching rule, layout and scoring are policy
+    objects (``match_rule``, ``layout_rule``, ``scoring_rule``) that the
+    engine, the AI, the server and the lab ask, never flags.
+
+    ``scoring``: a scoring rule of its own (``scoring.ScoringRule``), not a
+    record option: it replaces the one the options name (``closers`` must
+    then be off, the rule deciding who scores a sealed box), and a record
+    cannot be written of such a game (``record_options`` refuses)."""
 
     match: str = DEFAULT_MATCH
     layout: str = DEFAULT_LAYOUT
     closers: bool = False
+    scoring: ScoringRule | None = field(default=None, kw_only=True)
+    #: What a box is worth and who scores it (docs/spec.md, 'Runs and
+    #: boxes', 'Delivery', 'The end'): ``scoring`` if given, else the
+    #: majority rule or, under ``closers``, Coffee's For Closers.  Derived
+    #: once (a plain attribute: the evaluations read it per position).
+    scoring_rule: ScoringRule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for option, value in ((MATCH_OPTION, self.match), (LAYOUT_OPTION, self.layout)):
@@ -130,6 +143,17 @@ class Rules:
                 )
         if not isinstance(self.closers, bool):
             raise RecordError("rules.closers must be true or false")
+        if self.scoring is not None:
+            if not isinstance(self.scoring, ScoringRule):
+                raise RecordError("rules.scoring must be a ScoringRule")
+            if self.closers:
+                raise RecordError(
+                    "rules.closers: a rules' own scoring rule decides who scores a sealed box"
+                )
+        scoring = self.scoring
+        if scoring is None:
+            scoring = CLOSERS if self.closers else MAJORITY
+        object.__setattr__(self, "scoring_rule", scoring)
 
     @property
     def match_rule(self) -> MatchRule:
@@ -186,7 +210,13 @@ class Rules:
         """The options a record writes: those not at their default.  The
         defaults are part of the format (RULES.md section 9), so an option
         added later, left at its default, does not make a record unreadable
-        by a release that does not know it."""
+        by a release that does not know it.  A ``RecordError`` for rules
+        with a scoring rule of their own, which no option names."""
+        if self.scoring is not None:
+            raise RecordError(
+                f"rules: the scoring rule {self.scoring.name!r} is no record option; "
+                "a game scored by it cannot be written as a record"
+            )
         return {
             o.name: getattr(self, o.name)
             for o in RULE_OPTIONS
@@ -212,6 +242,8 @@ class Rules:
                     parts.append(option.label)
             else:
                 parts.append(option.choice(value).label)
+        if self.scoring is not None:
+            parts.append(self.scoring.label)
         return ", ".join(parts)
 
     def key(self) -> str:
@@ -224,6 +256,8 @@ class Rules:
                     parts.append(option.name)
             else:
                 parts.append(option.choice(value).short)
+        if self.scoring is not None:
+            parts.append(self.scoring.short)
         return "-".join(parts)
 
     @classmethod

@@ -30,6 +30,10 @@ class Delivery(NamedTuple):
     points: int
     to: tuple[int, ...]  # players it scored for (each gets ``points``)
     first: tuple[int, int]  # its first cell in reading order
+    #: Did it hold a Cinnamon Roll?  Not written to records or replays; the
+    #: lab asks the scoring rule what that made of its points
+    #: (``ScoringRule.source(size, roll)``).
+    roll: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

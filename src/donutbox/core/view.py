@@ -66,7 +66,10 @@ class PlayerView:
             return []
         faces = distinct(list(self.tray))
         me = self.player
-        return legal_moves(self.counter, self.rules.match_rule, faces, me, self.pile_sizes[me])
+        rules = self.rules
+        return legal_moves(
+            self.counter, rules.match_rule, rules.scoring_rule, faces, me, self.pile_sizes[me]
+        )
 
     def to_dict(self, cells: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A JSON-ready form (what the server sends this reader).  ``cells``:

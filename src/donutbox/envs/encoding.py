@@ -389,10 +389,11 @@ class PlacesCodec:
             placed = placed or lost > 0
         runs = counter.runs
         box_index = turn.box_index
+        may_box = game.rules.scoring_rule.may_box
         boxable = []
         for rid in counter.box_ids:
             r = runs[rid]
-            if 2 * r.held[me] >= len(r.cells):
+            if may_box(r.held[me], len(r.cells)):
                 b = box_index.get(r.first)
                 if b is None:
                     lost += 1

@@ -16,6 +16,7 @@ from ..ai import make_agent
 from ..core import Game, Rules
 from ..core.decks import Composition
 from ..core.record import dump
+from ..core.scoring import ROLL_BOX
 
 
 @dataclass
@@ -31,7 +32,7 @@ class GameResult:
     passes: int
     points_by_source: dict[str, list[int]]
     boxes: dict[str, int]
-    roll_points: list[int]  # points from doubled boxes (holding a Cinnamon Roll)
+    roll_points: list[int]  # points from boxes holding a Cinnamon Roll (``ROLL_BOX``)
     seconds: float
     ended_by: str = ""  # "final-lap" or "deadlock"
     deck: str = "standard"  # the deck composition's name
@@ -101,11 +102,12 @@ def result_of(
     by_source = {"sealed": [0] * n, "boxed": [0] * n, "end": [0] * n}
     boxes = {"sealed": 0, "boxed": 0, "end": 0}
     roll_points = [0] * n
+    source = game.rules.scoring_rule.source
     for d in game.deliveries:
         boxes[d.how] += 1
         for p in d.to:
             by_source[d.how][p] += d.points
-            if d.points == 2 * d.size:  # a doubled box: it held a Cinnamon Roll
+            if source(d.size, d.roll) == ROLL_BOX:  # the scoring rule's word
                 roll_points[p] += d.points
     return GameResult(
         seed=seed,

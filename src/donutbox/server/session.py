@@ -177,6 +177,7 @@ class GameSession:
             ended_by=forfeits.ended_by(self.game),
             legal=[] if self.over else self.legal_for(view),
             boxes=boxes,
+            if_ended=if_ended(self.game, [] if self.over else boxes),
             takebacks=self.takebacks,
             practice=self.practice,
         )
@@ -454,8 +455,12 @@ class GameSession:
 
 
 def open_boxes(game: Game) -> list[dict[str, Any]]:
-    """Every open box with its size, value and holdings (public information:
-    the live state's ``boxes``, and the replay's at each move)."""
+    """Every open box with its size, value, holdings and who would score it
+    if the game ended now (public information: the live state's ``boxes``,
+    and the replay's at each move).  Value and scorers are the rules'
+    scoring rule's (``Rules.scoring_rule``)."""
+    scoring = game.rules.scoring_rule
+    n = game.players
     out = []
     for r in game.counter.boxes():
         x, y = xy(r.first)
@@ -464,11 +469,23 @@ def open_boxes(game: Game) -> list[dict[str, Any]]:
                 "x": x,
                 "y": y,
                 "size": len(r.cells),
-                "points": r.points,
-                "held": list(r.held[: game.players]),
+                "points": scoring.run_points(r),
+                "held": list(r.held[:n]),
+                "end_to": list(scoring.end_to(r.held, n)),
                 "cells": [list(xy(c)) for c in sorted(r.cells)],
             }
         )
+    return out
+
+
+def if_ended(game: Game, boxes: list[dict[str, Any]]) -> list[int]:
+    """Each player's score if the game ended now (the side panel's "If
+    ended now"): the open ``boxes`` (``open_boxes(game)``; none once the
+    game is over) scored by the rules' end scoring."""
+    out = game.scores
+    for box in boxes:
+        for p in box["end_to"]:
+            out[p] += box["points"]
     return out
 
 
