@@ -5,7 +5,7 @@ import { $, h } from "./dom.js";
 import { store, set, looking } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
-import { recentMoves, say, leadText, leader } from "./recent.js";
+import { recentMoves, say, leadText } from "./recent.js";
 import { markOf } from "./analysis.js";
 
 const joined = new Set(); // "game:seat" seen connected on this page
@@ -172,7 +172,9 @@ function drawSummary(s) {
 export function endNow(s) {
   const out = [...s.scores];
   if (s.finished) return out;
-  for (const box of s.boxes) for (const p of leader(box).leaders) out[p] += box.points;
+  // Who an open box would score for is the server's (its scoring rule's
+  // ``end_to``), never worked out here.
+  for (const box of s.boxes) for (const p of box.end_to) out[p] += box.points;
   return out;
 }
 

@@ -45,6 +45,9 @@ class OpenBox(Wire):
     size: int
     points: int = Field(description="what it would score now")
     held: list[int] = Field(description="owner marks in it, per seat")
+    end_to: list[int] = Field(
+        description="the seats it would score for if the game ended now (the scoring rule)"
+    )
     cells: list[list[int]] = Field(description="every cell as [x, y]")
 
 
@@ -114,6 +117,9 @@ class GameState(ViewState):
     )
     legal: list[str] = Field(description="the reader's legal moves when it is their turn")
     boxes: list[OpenBox]
+    if_ended: list[int] = Field(
+        description="each seat's score if the game ended now (open boxes scored at the end)"
+    )
     takebacks: int = Field(description="moves taken back so far")
     practice: bool = Field(description="a chosen deal or a game with takebacks")
     clock: ClockView | None = Field(None, description="online only")
