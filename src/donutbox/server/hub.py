@@ -11,7 +11,8 @@
 - ``fanout`` (fanout.py): the readers of each game and what they are sent.
 - ``ai`` and ``seats`` (ai_runner.py): AI work queued fairly across games, in
   two lanes (long searches; quick agents).
-- ``clocks`` (clocks.py): the timers of running clocks.
+- ``clocks`` (clocks.py): the timers of running clocks; ``deadlines``
+  (deadlines.py): turn-based games whose deadline passed out of memory.
 
 The WebSocket protocol is in protocol.py; the HTTP routes in routes_*.py.
 """
@@ -29,6 +30,7 @@ from . import limits
 from .ai_runner import AISeats, AIWork
 from .broker import LocalBroker
 from .clocks import Clocks
+from .deadlines import Deadlines
 from .errors import NoSuchGame
 from .fanout import Fanout
 from .session import GameSession, token_opens
@@ -88,6 +90,7 @@ class Hub:
         self.ai = AIWork(executor, quick, capacity)
         self.seats = AISeats(self)
         self.clocks = Clocks(self)
+        self.deadlines = Deadlines(self)
         self.tasks: set[asyncio.Task[None]] = set()
         #: games whose hint is being searched (one at a time per game)
         self.hinting: set[str] = set()
@@ -249,6 +252,7 @@ class Hub:
         )
 
     def evict(self, game_id: str) -> None:
+        self.clocks.drop(game_id)  # a turn-based clock's timer (deadlines.py)
         self.broker.release(game_id)
         self.sessions.pop(game_id, None)
         self.locks.pop(game_id, None)
@@ -286,6 +290,7 @@ class Hub:
 
     def start(self) -> None:
         self._sweeper = asyncio.ensure_future(self._sweep_forever())
+        self.deadlines.start()
 
     def spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
@@ -319,6 +324,7 @@ class Hub:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
+        self.deadlines.close()
         for task in list(self.tasks):
             task.cancel()
         self.clocks.close()

@@ -32,6 +32,7 @@ from .online import RateLimit
 from .ratings import Ratings, ordinal
 from .routes_accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from .routes_online import make_online_game
+from .turns import waiting_for
 
 router = APIRouter()
 log = logging.getLogger("donutbox.server.lobby")
@@ -58,7 +59,9 @@ CLOSE_TOO_MANY = 4429
 class NewTable(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
     clock: ClockOption | None = Field(
-        None, description="a rated table without one gets 5 minutes + 3 s a move"
+        None,
+        description="a rated table without one gets 5 minutes + 3 s a move; "
+        '{"days": d} makes a turn-based table',
     )
     rated: bool = Field(True, description="a rated game allows no takebacks")
     takebacks: bool = Field(False, description="allow takebacks (the game is then unrated)")
@@ -67,7 +70,7 @@ class NewTable(RuleFields):  # type: ignore[misc,valid-type]
 class QuickMatch(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
     clock: ClockOption = Field(
-        default_factory=lambda: ClockOption(**DEFAULT_CLOCK),
+        default_factory=lambda: ClockOption.model_validate(DEFAULT_CLOCK),
         description="the time control: players are paired only with the same one",
     )
 
@@ -151,9 +154,9 @@ def rated_clock(clock: ClockOption | None) -> dict[str, float]:
     default if none was asked for), of at least a minute."""
     if clock is None:
         return dict(DEFAULT_CLOCK)
-    if clock.minutes < 1:
+    if clock.days is None and clock.minutes < 1:
         raise Invalid("clock.minutes: a rated game needs at least 1 minute")
-    return clock.model_dump()
+    return clock.spec()
 
 
 async def not_playing_rated(c: Community, user: User) -> None:
@@ -174,6 +177,14 @@ async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     return await lobby_state(c, me.user)
 
 
+@router.get("/api/account/waiting")
+async def waiting(me: Me, c: CommunityDep) -> dict[str, Any]:
+    """The signed-in player's games waiting for their move (turn-based and
+    real-time), the nearest deadline first, each with their own seat link."""
+    games = await asyncio.to_thread(waiting_for, c.ratings.engine, me.user.id)
+    return {"games": games}
+
+
 @router.post("/api/lobby/tables", dependencies=[Csrf])
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
@@ -183,7 +194,7 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
         await not_playing_rated(c, me.user)
         clock: dict[str, float] | None = rated_clock(body.clock)
     else:
-        clock = None if body.clock is None else body.clock.model_dump()
+        clock = None if body.clock is None else body.clock.spec()
     return await c.lobby.open_table(
         me.user, rules, key, label, body.players, clock, body.rated, body.takebacks
     )

@@ -10,11 +10,13 @@ import { $, h, button, showError } from "./dom.js";
 import { api, ownerToken } from "./api.js";
 import { ruleFields, ruleValues } from "./forms.js";
 import { store, subscribe, setQuietly } from "./store.js";
+import { clockLabel, formatClock } from "./online.js";
 
 const me = { user: null, csrf: "" };
 let socket = null;
 let lobby = null;
 let tab = "lobby";
+let waiting = []; // GET /api/account/waiting: the games waiting for my move
 
 // A community request: the session cookie goes by itself, every POST
 // carries the CSRF token, and no owner token goes unless `bearer` is given
@@ -71,6 +73,7 @@ function signInForm() {
       if (guest) await call("/api/account/claim", {}, guest).catch(() => {});
       connect();
       render();
+      refreshWaiting();
     } catch (err) { showError(err.message); }
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); go("/api/account/signin")(); });
@@ -87,6 +90,7 @@ function accountBar() {
     if (socket) socket.close();
     socket = null; lobby = null;
     await refreshAccount();
+    refreshWaiting();
     render();
   }, { id: "btn-sign-out" }));
   const pw = h("details", {});
@@ -117,8 +121,11 @@ function tableForm() {
   const clock = h("select", { name: "clock" });
   clock.append(h("option", { value: "" }, "no clock (casual tables)"));
   for (const [m, i] of [[1, 0], [3, 2], [5, 3], [10, 5], [15, 10], [30, 20]]) clock.append(h("option", { value: `${m}+${i}` }, `${m} min + ${i} s a move`));
+  // Turn-based (docs/online.md): days per move, a reminder when it is your turn.
+  for (const d of [1, 2, 3, 7]) clock.append(h("option", { value: `${d}d` }, `turn-based: ${d} day${d === 1 ? "" : "s"} a move`));
   clock.value = "5+3";
   const chosen = () => {
+    if (clock.value.endsWith("d")) return { days: Number(clock.value.slice(0, -1)) };
     const [m, i] = clock.value ? clock.value.split("+").map(Number) : [0, 0];
     return m > 0 ? { minutes: m, increment: i } : null;
   };
@@ -150,9 +157,38 @@ function tableForm() {
   return section("A new table", form);
 }
 
+// The games waiting for my move, nearest deadline first: a list of links
+// (drawn in the lobby and on the first screen).
+function waitingItems(id) {
+  const ul = h("ul", { id, className: "waiting-games" });
+  for (const g of waiting) {
+    const li = h("li", {});
+    const left = g.deadline_at ? ` (${formatClock(Math.max(0, g.deadline_at * 1000 - Date.now()))} left)` : "";
+    li.append(h("a", { href: g.link, className: "open-game" }, `${g.rules_label}: vs ${g.opponents.join(", ")}`), document.createTextNode(left));
+    ul.append(li);
+  }
+  return ul;
+}
+
+function drawWaitingHome() {
+  const box = $("#waiting-home");
+  if (!box) return;
+  box.hidden = !me.user || !waiting.length;
+  box.replaceChildren();
+  if (!box.hidden) box.append(h("h2", {}, "Waiting for your move"), waitingItems("waiting-home-list"));
+}
+
+async function refreshWaiting() {
+  if (!me.user) { waiting = []; drawWaitingHome(); return; }
+  try { waiting = (await call("/api/account/waiting")).games; } catch (err) { waiting = []; }
+  drawWaitingHome();
+  if (tab === "lobby") render();
+}
+
 function lobbyView() {
   const parts = [];
   if (!lobby) return [h("p", {}, "Loading the lobby…")];
+  if (waiting.length) parts.push(section("Waiting for your move", waitingItems("waiting-lobby")));
   if (lobby.games.length) {
     const ul = h("ul", { id: "my-games" });
     for (const g of lobby.games) {
@@ -180,7 +216,7 @@ function lobbyView() {
   const list = h("ul", { id: "tables" });
   for (const t of lobby.tables) {
     const li = h("li", { className: "lobby-table", "data-host": t.host });
-    const clock = t.clock ? `, ${t.clock.minutes} min + ${t.clock.increment} s` : "";
+    const clock = t.clock ? `, ${clockLabel(t.clock)}` : "";
     li.append(h("span", {}, `${t.rules_label}, ${t.players} players${clock}, ${t.rated ? "rated" : "unrated"}; waiting: ${t.waiting.join(", ")} `));
     if (lobby.table === t.id) {
       li.append(button("Leave", async () => { try { await call(`/api/lobby/tables/${encodeURIComponent(t.id)}/leave`, {}); } catch (err) { showError(err.message); } poll(); }, { className: "leave" }));
@@ -349,6 +385,7 @@ async function poll() {
   if (!me.user) return;
   try { lobby = await call("/api/lobby"); } catch (err) { showError(err.message); }
   if (tab === "lobby") render();
+  refreshWaiting();
 }
 
 function connect() {
@@ -360,7 +397,9 @@ function connect() {
     try { msg = JSON.parse(e.data); } catch (err) { return; }
     if (msg.type !== "lobby") return;
     const before = lobby ? lobby.invites.length : 0;
+    const games = lobby ? lobby.games.map((g) => g.game).join() : "";
     lobby = msg.lobby;
+    if (lobby.games.map((g) => g.game).join() !== games) refreshWaiting();
     if (lobby.invites.length > before) showError(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
     if (tab === "lobby") render();
   });
@@ -391,8 +430,12 @@ async function start() {
     poll();
   });
   addEventListener("hashchange", () => { if (location.hash.startsWith("#/online/")) panel().hidden = true; });
+  // The first screen lists the games waiting for my move whenever it shows.
+  const again = $("#btn-new");
+  if (again) again.addEventListener("click", () => refreshWaiting());
   try { await refreshAccount(); } catch (err) { return; }
   connect();
+  refreshWaiting();
 }
 
 // After a rated lobby game, the end screen offers a Report of the
