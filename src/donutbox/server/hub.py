@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 
 from . import limits
@@ -36,6 +37,8 @@ from .fanout import Fanout
 from .session import GameSession, token_opens
 from .storage import CorruptGame, Store, StoredGame
 from .throttle import CreationLimit
+
+log = logging.getLogger("donutbox.server.hub")
 
 #: A game unused for this long leaves memory (it is stored; it comes back
 #: on the next request).
@@ -91,6 +94,9 @@ class Hub:
         self.seats = AISeats(self)
         self.clocks = Clocks(self)
         self.deadlines = Deadlines(self)
+        #: called after every change made here (``changed``): the email
+        #: reminders (mail/notify.py); each only starts a task
+        self.watchers: list[Callable[[GameSession], None]] = []
         self.tasks: set[asyncio.Task[None]] = set()
         #: games whose hint is being searched (one at a time per game)
         self.hinting: set[str] = set()
@@ -317,6 +323,11 @@ class Hub:
         self.broker.published(s)
         self.seats.kick(s.id)
         self.clocks.schedule(s)
+        for watch in self.watchers:
+            try:
+                watch(s)
+            except Exception as err:  # a reminder must never fail a move
+                log.error("hub: a watcher failed (%s)", str(err).splitlines()[0][:200])
 
     async def close(self) -> None:
         await self.broker.close()

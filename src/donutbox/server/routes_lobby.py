@@ -17,7 +17,7 @@ import logging
 import time
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, FastAPI, Request, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, Field
 
 from ..core import RULE_OPTIONS
@@ -111,6 +111,10 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
             rated and not takebacks,
             [(u.id, t) for u, t in zip(users, tokens, strict=True)],
         )
+        s = hub.sessions.get(made["id"])
+        if s is not None:  # the players' accounts are known now: the first reminder
+            for watch in hub.watchers:
+                watch(s)
         return str(made["id"])
 
     return start
@@ -185,6 +189,19 @@ async def waiting(me: Me, c: CommunityDep) -> dict[str, Any]:
     return {"games": games}
 
 
+@router.get("/api/account/seat/{game_id}")
+async def my_seat(game_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
+    """The signed-in player's own link to a lobby game of theirs: how the
+    page opens ``/#/play/<game>``, the link in emails (which never carry a
+    seat's secret link).  404 for any game that is not theirs."""
+    if len(game_id) > 64:
+        raise NoSuchGame()
+    seat = await asyncio.to_thread(c.ratings.seat_of, me.user.id, game_id)
+    if seat is None:
+        raise NoSuchGame()
+    return {"game": game_id, "seat": seat.seat, "link": f"/#/online/{game_id}/{seat.token}"}
+
+
 @router.post("/api/lobby/tables", dependencies=[Csrf])
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
@@ -235,7 +252,7 @@ async def leave_queue(me: Me, c: CommunityDep) -> dict[str, Any]:
 
 
 @router.post("/api/lobby/invite", dependencies=[Csrf])
-async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
+async def invite(body: Invitation, me: Me, c: CommunityDep, request: Request) -> dict[str, Any]:
     """Invite a signed-in friend to your table: it appears in their lobby
     at once (their lobby socket)."""
     to = await asyncio.to_thread(c.accounts.find, body.to)
@@ -244,6 +261,9 @@ async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
     if not await c.lobby.is_online(to.id):
         raise NoSuchGame("to: that player is not in the lobby now")
     await c.lobby.invite(me.user, to, body.table)
+    mail = getattr(request.app.state, "mail", None)  # mail/routes.py, with --smtp
+    if mail is not None:  # an email too, if they chose invitation reminders
+        mail.notifier.invited(me.user.name, to.id, body.table)
     return {"invited": to.name}
 
 

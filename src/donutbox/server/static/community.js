@@ -17,6 +17,7 @@ let socket = null;
 let lobby = null;
 let tab = "lobby";
 let waiting = []; // GET /api/account/waiting: the games waiting for my move
+let mail = null; // GET /api/account/email: {enabled, address, confirmed, reminders}
 
 // A community request: the session cookie goes by itself, every POST
 // carries the CSRF token, and no owner token goes unless `bearer` is given
@@ -32,6 +33,54 @@ async function refreshAccount() {
   const a = await call("/api/account");
   me.user = a.user;
   me.csrf = a.csrf;
+  mail = null;
+  if (me.user) { try { mail = await call("/api/account/email"); } catch (err) { mail = null; } }
+}
+
+// Email reminders (docs/community.md, "Email"): offered only by a server
+// started with --smtp.  One address, confirmed by a link; three kinds of
+// reminder; every email has its own one-click unsubscribe link.
+function emailSettings() {
+  const box = h("details", { id: "email-settings" });
+  box.append(h("summary", {}, "Email reminders"));
+  const address = h("input", { type: "email", maxlength: "254", autocomplete: "email", "aria-label": "email address", value: mail.address || "" });
+  const state = mail.address ? (mail.confirmed ? "confirmed" : "waiting for you to open the link we sent") : "none yet";
+  box.append(h("p", { id: "email-state" }, `Address: ${state}.`));
+  const save = (path, body, said) => async () => {
+    try { mail = await call(path, body()); showError(said); render(); } catch (err) { showError(err.message); }
+  };
+  box.append(address, button("Send confirmation link", save("/api/account/email", () => ({ address: address.value }), "Sent: open the link in the email to confirm the address."), { id: "btn-email" }));
+  if (mail.address && mail.confirmed) {
+    const kinds = [["turn", "Your move in a turn-based game"], ["invite", "An invitation to a table"], ["over", "A turn-based game is over"]];
+    const boxes = {};
+    for (const [key, label] of kinds) {
+      const c = h("input", { type: "checkbox", name: `remind-${key}` });
+      c.checked = Boolean(mail.reminders && mail.reminders[key]);
+      boxes[key] = c;
+      const l = h("label", { className: "field" });
+      l.append(c, document.createTextNode(` ${label}`));
+      box.append(l);
+    }
+    box.append(button("Save reminders", save("/api/account/email/reminders", () => ({ turn: boxes.turn.checked, invite: boxes.invite.checked, over: boxes.over.checked }), "Reminders saved."), { id: "btn-reminders" }));
+  }
+  if (mail.address) box.append(document.createTextNode(" "), button("Remove the address", save("/api/account/email/remove", () => ({}), "Address removed."), { id: "btn-email-remove" }));
+  return box;
+}
+
+// /#/play/<game>: the link in emails (never a seat's secret link): opened
+// through the signed-in player's own seat link.
+async function openFromEmail() {
+  const m = /^#\/play\/([A-Za-z0-9_-]{1,64})$/.exec(location.hash);
+  if (!m) return;
+  if (!me.user) {
+    open();
+    showError("Sign in to open the game from your email.");
+    return;
+  }
+  try {
+    const seat = await call(`/api/account/seat/${encodeURIComponent(m[1])}`);
+    location.replace(seat.link);
+  } catch (err) { showError(err.message); }
 }
 
 const panel = () => $("#community");
@@ -74,6 +123,7 @@ function signInForm() {
       connect();
       render();
       refreshWaiting();
+      openFromEmail();
     } catch (err) { showError(err.message); }
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); go("/api/account/signin")(); });
@@ -93,6 +143,7 @@ function accountBar() {
     refreshWaiting();
     render();
   }, { id: "btn-sign-out" }));
+  if (mail && mail.enabled) bar.append(emailSettings());
   const pw = h("details", {});
   pw.append(h("summary", {}, "Change password"));
   const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password" });
@@ -429,13 +480,17 @@ async function start() {
     open();
     poll();
   });
-  addEventListener("hashchange", () => { if (location.hash.startsWith("#/online/")) panel().hidden = true; });
+  addEventListener("hashchange", () => {
+    if (location.hash.startsWith("#/online/")) panel().hidden = true;
+    openFromEmail();
+  });
   // The first screen lists the games waiting for my move whenever it shows.
   const again = $("#btn-new");
   if (again) again.addEventListener("click", () => refreshWaiting());
   try { await refreshAccount(); } catch (err) { return; }
   connect();
   refreshWaiting();
+  openFromEmail();
 }
 
 // After a rated lobby game, the end screen offers a Report of the
