@@ -41,7 +41,7 @@ async function refreshAccount() {
 // started with --smtp.  One address, confirmed by a link; three kinds of
 // reminder; every email has its own one-click unsubscribe link.
 function emailSettings() {
-  const box = h("details", { id: "email-settings" });
+  const box = h("details", { id: "email-settings", className: "community-email" });
   box.append(h("summary", {}, "Email reminders"));
   const address = h("input", { type: "email", maxlength: "254", autocomplete: "email", "aria-label": "email address", value: mail.address || "" });
   const state = mail.address ? (mail.confirmed ? "confirmed" : "waiting for you to open the link we sent") : "none yet";
@@ -49,7 +49,9 @@ function emailSettings() {
   const save = (path, body, said) => async () => {
     try { mail = await call(path, body()); showError(said); render(); } catch (err) { showError(err.message); }
   };
-  box.append(address, button("Send confirmation link", save("/api/account/email", () => ({ address: address.value }), "Sent: open the link in the email to confirm the address."), { id: "btn-email" }));
+  const row = h("div", { className: "row" });
+  box.append(row);
+  row.append(address, document.createTextNode(" "), button("Send confirmation link", save("/api/account/email", () => ({ address: address.value }), "Sent: open the link in the email to confirm the address."), { id: "btn-email" }));
   if (mail.address && mail.confirmed) {
     const kinds = [["turn", "Your move in a turn-based game"], ["invite", "An invitation to a table"], ["over", "A turn-based game is over"]];
     const boxes = {};
@@ -143,7 +145,6 @@ function accountBar() {
     refreshWaiting();
     render();
   }, { id: "btn-sign-out" }));
-  if (mail && mail.enabled) bar.append(emailSettings());
   const pw = h("details", {});
   pw.append(h("summary", {}, "Change password"));
   const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password" });
@@ -424,7 +425,9 @@ function render() {
   if (!p || p.hidden) return;
   p.replaceChildren(h("h2", {}, "Community"));
   if (!me.user) { p.append(signInForm()); return; }
-  p.append(accountBar(), tabs());
+  p.append(accountBar());
+  if (mail && mail.enabled) p.append(emailSettings());
+  p.append(tabs());
   const body = h("div", { id: "community-body" });
   p.append(body);
   if (tab === "lobby") body.append(...lobbyView());
