@@ -222,3 +222,40 @@ def test_games_waiting_for_your_move_are_listed_for_the_player_to_move_only(
     r = ann.post(f"/api/online/{game}/resign", {"version": v}, headers=_auth(tokens[0]))
     assert r.status_code == 200
     assert bob.get("/api/account/waiting").json() == {"games": []}
+
+
+def test_a_missed_deadline_in_a_rated_game_of_three_drops_that_player_and_the_rest_go_on(
+    app,
+) -> None:  # type: ignore[no-untyped-def]
+    ann, bob, cat = signed_up(app, "ann", "bob", "cat")
+    game, tokens = _table_game([ann, bob, cat], clock={"days": 1})
+    st = _state(ann, game, tokens[0])
+    idle = st["to_move"]
+    first_deadline = st["clock"]["deadline_at"]
+
+    def dropped() -> dict[str, Any] | None:
+        s = _state(ann, game, tokens[0])
+        return s if s["forfeits"] else None
+
+    st = _until(dropped, DAY + 5, "nobody dropped out at the deadline")
+    assert st["forfeits"][0]["seat"] == idle and st["forfeits"][0]["how"] == "time"
+    # Two players are left: the game goes on; the stand-in plays the seat
+    # (its move made at once), and the next human has a whole day from then.
+    assert not st["finished"]
+
+    def stand_in_moved() -> dict[str, Any] | None:
+        s = _state(ann, game, tokens[0])
+        return s if len(s["history"]) >= 1 and s["to_move"] != idle else None
+
+    st = _until(stand_in_moved, 5, "the stand-in did not move for the dropped player")
+    if not st["finished"]:
+        assert st["clock"]["deadline_at"] >= first_deadline + DAY
+    # Everyone else misses their deadlines too: the last one left wins, and
+    # the dropped player ranks last.
+    st = _until(
+        lambda: (s := _state(ann, game, tokens[0]))["finished"] and s, 3 * DAY + 10, "never ended"
+    )
+    assert st["ended_by"] == "time" and len(st["forfeits"]) == 2
+    assert st["forfeits"][0]["seat"] == idle
+    survivor = ({0, 1, 2} - {f["seat"] for f in st["forfeits"]}).pop()
+    assert st["winners"] == [survivor]
