@@ -119,6 +119,8 @@ def test_a_turn_based_invitation_game_by_email(
         pages[first].click("#btn-new")  # the first screen lists it
         pages[first].wait_for_selector("#waiting-home-list a.open-game")
         assert names[1 - first] in pages[first].inner_text("#waiting-home")
+        for page in pages:  # the invitation's notice gone (4 s), for the pictures
+            page.wait_for_selector("#error", state="hidden")
         pages[first].screenshot(path=str(SHOTS / "turn-first-screen.png"))
         for page in pages:
             page.click("#btn-community")
