@@ -307,3 +307,17 @@ def test_every_input_is_bounded(mailed, monkeypatch) -> None:  # type: ignore[no
     letter = compose.invitation("x", "y", BASE, BASE)
     assert outbox.enqueue(2, "invite", "test:1", lambda u: letter) is False  # the limit
     assert outbox.enqueue(2, "invite", "test:2", lambda u: letter) is False
+
+
+def test_serve_refuses_an_smtp_url_it_cannot_use_in_one_line(cli: Any, tmp_path: Path) -> None:
+    from socket import socket
+
+    with socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = str(sock.getsockname()[1])
+    db = f"sqlite:///{tmp_path / 'g.db'}"
+    done = cli("serve", "--port", port, "--db", db, "--smtp", "smtp://mail.example:99999")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].endswith("--smtp: the port must be a number from 1 to 65535"), lines
