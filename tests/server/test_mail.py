@@ -18,13 +18,13 @@ import pytest
 pytest.importorskip("aiosmtpd")
 from community_helpers import Player, signed_up
 from fastapi.testclient import TestClient
-from mail_helpers import Mailbox, link, parts, smtp_server, unsubscribe_url
 
 from donutbox.server import online
 from donutbox.server.app import create_app
 from donutbox.server.mail import outbox as outbox_module
 from donutbox.server.mail import sender as sender_module
 from donutbox.server.mail.config import SmtpUrlError, parse_smtp_url
+from mail_helpers import Mailbox, link, parts, smtp_server, unsubscribe_url
 
 BASE = "http://testserver"
 

@@ -6,7 +6,7 @@ takeover starts a real-time turn again, but never moves a turn-based
 deadline.
 
 Two real `donutbox serve` processes on one PostgreSQL and one Redis; a
-"day" of 4 s.  Skipped without DONUTBOX_TEST_PG_URL and
+"day" of 8 s.  Skipped without DONUTBOX_TEST_PG_URL and
 DONUTBOX_TEST_REDIS_URL.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_multiprocess import PG, _start_pair
 
-DAY = 4.0
+DAY = 8.0
 
 
 def _stored(game: str) -> tuple[int, dict[str, object]]:
@@ -55,7 +55,7 @@ def test_the_other_process_acts_on_a_deadline_once_the_holder_is_dead(tmp_path: 
         # here (the lease's 3 s, a 0.5 s scan).  Acting at the stored deadline:
         # about DAY; a turn started again at the takeover: about 3.5 + DAY.
         while (row := _stored(game))[0] == 0:
-            assert time.monotonic() - made_at < DAY + 1.5, "the stored deadline was not kept"
+            assert time.monotonic() - made_at < DAY + 2, "the stored deadline was not kept"
             time.sleep(0.1)
         version, record = row
         assert version == 1 and len(record["moves"]) == 1  # type: ignore[arg-type]
