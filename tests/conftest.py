@@ -60,13 +60,17 @@ SRC = Path(donutbox.__file__).resolve().parents[1]
 #: Paths (relative to tests/) whose tests are all ``browser``.
 BROWSER = ("browser/",)
 #: Paths or node ids (relative to tests/) of tests that need PostgreSQL.
-POSTGRES = ("server/test_postgres.py", "server/test_multiprocess")
+POSTGRES = ("server/test_postgres.py", "server/test_multiprocess", "server/test_turn_restart.py")
 #: Paths or node-id prefixes (relative to tests/) of tests that take seconds:
 #: a real server or browser, many games, a batch of subprocesses.
 SLOW = (
     "browser/",
     "server/test_live.py",
     "server/test_multiprocess",
+    # turn-based deadlines and email on the real clock (a "day" of seconds)
+    "server/test_turn_",
+    "server/test_mail.py",
+    "server/test_mail_outbox.py",
     "server/test_broker.py::test_serve_refuses_a_redis_it_cannot_reach_in_one_line",
     "server/test_broker.py::test_versions_stored_while_redis_was_away",
     "server/test_fuzz.py",

@@ -878,9 +878,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sock = _listen(args.host, args.port)
     try:
         try:
-            app = create_app(args.db, workers=args.workers, broker_url=args.broker or None)
+            host = f"[{args.host}]" if ":" in args.host else args.host
+            app = create_app(
+                args.db,
+                workers=args.workers,
+                broker_url=args.broker or None,
+                smtp_url=args.smtp or None,
+                public_url=args.public_url or f"http://{host}:{args.port}",
+            )
         except ValueError as err:
-            if str(err).startswith("--broker"):  # not Redis, or it does not answer
+            if str(err).startswith(("--broker", "--smtp")):  # not Redis; a bad SMTP URL
                 raise UsageError(str(err)) from None
             raise UsageError(_database_trouble(args.db, err)) from None
         except Exception as err:  # a bad database URL or file: say so in one line
@@ -1035,6 +1042,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="Redis URL, e.g. redis://localhost:6379/0, joining every server process "
         "on the same --db (default $DONUTBOX_BROKER; none: this process alone; "
         "docs/deploy.md)",
+    )
+    p.add_argument(
+        "--smtp",
+        default=os.environ.get("DONUTBOX_SMTP") or None,
+        help="send email reminders through this server: "
+        "smtp://[user[:password]@]host[:port][?starttls=1&from=addr] or smtps://... "
+        "(default $DONUTBOX_SMTP; none: no email; docs/deploy.md)",
+    )
+    p.add_argument(
+        "--public-url",
+        default=os.environ.get("DONUTBOX_PUBLIC_URL") or None,
+        help="the address players reach this server at, for the links in emails "
+        "(default $DONUTBOX_PUBLIC_URL, else http://HOST:PORT)",
     )
     p.add_argument("--open", action="store_true", help="open the browser")
     p.set_defaults(func=cmd_serve)

@@ -34,6 +34,9 @@ from . import ai_runner, migrate, security, wire
 from .bots import routes as bot_routes
 from .broker import check_url, make_broker, schema_lock
 from .hub import Hub
+from .mail import routes as mail_routes
+from .mail.config import parse_smtp_url
+from .mail.routes import start_mail
 from .routes import lobby as routes_lobby
 from .routes import local as routes_local
 from .routes import meta as routes_meta
@@ -65,6 +68,8 @@ def create_app(
     workers: int = 1,
     inline_ai: bool = False,
     broker_url: str | None = None,
+    smtp_url: str | None = None,
+    public_url: str = "http://127.0.0.1:8000",
 ) -> FastAPI:
     """The ASGI app.  ``inline_ai`` computes AI moves in the event loop's
     default thread pool instead of worker processes (tests).  ``broker_url``
@@ -78,6 +83,8 @@ def create_app(
         migrate.upgrade(engine)  # the community's tables (docs/community.md)
     if broker_url:
         check_url(broker_url)  # one line if it is not Redis or does not answer
+    # One line (a ValueError naming --smtp) if the URL cannot be used.
+    smtp = parse_smtp_url(smtp_url, public_url) if smtp_url else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
@@ -102,10 +109,13 @@ def create_app(
                 pool.submit(warm_up)  # start the worker now, not at the first AI move
         app.state.hub = hub
         await routes_lobby.start(app, hub)
+        app.state.mail = start_mail(hub, smtp)
         hub.start()
         _tune_gc()
         yield
         await routes_lobby.stop(app)
+        if app.state.mail is not None:
+            await app.state.mail.sender.close()
         await hub.close()
         hub.store.close()
         for pool in (executor, quick):
@@ -128,6 +138,7 @@ def create_app(
     app.include_router(analysis_router)  # analyse a finished game
     routes_lobby.install(app)  # accounts, lobby, ratings
     bot_routes.install(app)  # the Bot API (docs/bots.md)
+    app.include_router(mail_routes.router)  # email settings, confirm, unsubscribe
 
     if STATIC.exists():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

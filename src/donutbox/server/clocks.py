@@ -2,7 +2,11 @@
 it runs out, in a rated game that player loses on time (forfeits.py); in a
 casual one the server's medium AI moves for them (docs/online.md).  A rated
 game whose players have not all arrived is watched too: it is aborted at
-its deadline (``forfeits.ABORT_SECONDS``)."""
+its deadline (``forfeits.ABORT_SECONDS``).
+
+A turn-based clock's timer (days per move) does not keep its game in
+memory: an idle game leaves, its timer with it, and the deadline sweep
+(deadlines.py) brings it back once its stored deadline has passed."""
 
 from __future__ import annotations
 
@@ -35,13 +39,17 @@ class Clocks:
         self.fanout = fanout
         self.ai = ai
         self.timers: dict[str, asyncio.Task[None]] = {}
+        #: games whose timer is a turn-based clock's (it may wait for days)
+        self.patient: set[str] = set()
 
     def running(self, game_id: str) -> bool:
-        return game_id in self.timers
+        """A timer that keeps the game in memory (not a turn-based one)."""
+        return game_id in self.timers and game_id not in self.patient
 
     def schedule(self, s: GameSession) -> None:
         """Watch the clock of the player to move (after any change)."""
         old = self.timers.pop(s.id, None)
+        self.patient.discard(s.id)
         if old is not None and old is not asyncio.current_task():
             old.cancel()
         if s.clock is None or s.over:
@@ -68,6 +76,8 @@ class Clocks:
             broker.want(s.id)
             return
         self._start(s, self._watch(s.id, s.version, deadline))
+        if s.clock.days is not None:
+            self.patient.add(s.id)
 
     def _start(self, s: GameSession, watch: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(watch)
@@ -78,12 +88,14 @@ class Clocks:
     def drop(self, game_id: str) -> None:
         """Stop watching the game's clock (its lease went to another process)."""
         task = self.timers.pop(game_id, None)
+        self.patient.discard(game_id)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
     def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
         if self.timers.get(game_id) is task:
             del self.timers[game_id]
+            self.patient.discard(game_id)
 
     async def _abort_at(self, game_id: str, version: int, deadline: float) -> None:
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))

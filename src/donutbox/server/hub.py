@@ -11,7 +11,8 @@
 - ``fanout`` (fanout.py): the readers of each game and what they are sent.
 - ``ai`` and ``seats`` (ai_runner.py): AI work queued fairly across games, in
   two lanes (long searches; quick agents).
-- ``clocks`` (clocks.py): the timers of running clocks.
+- ``clocks`` (clocks.py): the timers of running clocks; ``deadlines``
+  (deadlines.py): turn-based games whose deadline passed out of memory.
 
 The WebSocket protocol is in protocol.py; the HTTP routes in routes_*.py.
 """
@@ -20,20 +21,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 
 from . import limits
 from .ai_runner import AISeats, AIWork
 from .broker import BrokerFactory, LocalBroker
 from .clocks import Clocks
+from .deadlines import Deadlines
 from .errors import NoSuchGame
 from .fanout import Fanout
 from .session import GameSession, token_opens
 from .storage import CorruptGame, Store, StoredGame
 from .throttle import CreationLimit
+
+log = logging.getLogger("donutbox.server.hub")
 
 #: A game unused for this long leaves memory (it is stored; it comes back
 #: on the next request).
@@ -92,6 +97,10 @@ class Hub:
         self.ai = AIWork(executor, quick, capacity)
         self.clocks = Clocks(self, self.broker, self.fanout, self.ai)
         self.seats = AISeats(self, self.broker, self.fanout, self.ai, self.clocks.schedule)
+        self.deadlines = Deadlines(self, store, self.clocks)
+        #: called after every change made here (``changed``): the email
+        #: reminders (mail/notify.py); each only starts a task
+        self.watchers: list[Callable[[GameSession], None]] = []
         self.tasks: set[asyncio.Task[None]] = set()
         #: games whose hint is being searched (one at a time per game)
         self.hinting: set[str] = set()
@@ -253,6 +262,7 @@ class Hub:
         )
 
     def evict(self, game_id: str) -> None:
+        self.clocks.drop(game_id)  # a turn-based clock's timer (deadlines.py)
         self.broker.release(game_id)
         self.sessions.pop(game_id, None)
         self.locks.pop(game_id, None)
@@ -290,6 +300,7 @@ class Hub:
 
     def start(self) -> None:
         self._sweeper = asyncio.ensure_future(self._sweep_forever())
+        self.deadlines.start()
 
     def spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
@@ -330,6 +341,11 @@ class Hub:
         self.broker.published(s)
         self.seats.kick(s.id)
         self.clocks.schedule(s)
+        for watch in self.watchers:
+            try:
+                watch(s)
+            except Exception as err:  # a reminder must never fail a move
+                log.error("hub: a watcher failed (%s)", str(err).splitlines()[0][:200])
 
     async def close(self) -> None:
         await self.broker.close()
@@ -337,6 +353,7 @@ class Hub:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
+        self.deadlines.close()
         for task in list(self.tasks):
             task.cancel()
         self.clocks.close()

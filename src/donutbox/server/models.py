@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, StrictBool, create_model, field_validator
 from ..core import RULE_OPTIONS, RuleOption, Rules
 from ..core.decks import MAX_TEXT as MAX_DECK_TEXT
 from ..core.decks import Composition, DeckError, parse_composition, parse_text
+from .online import TURN_DAYS
 from .session import HUMAN
 
 #: The longest player name the API takes (the page's limit).
@@ -92,8 +93,28 @@ class Version(BaseModel):
 
 
 class ClockOption(BaseModel):
+    """A real-time control ``{minutes, increment}``, or a turn-based one
+    ``{days}`` (days per move: 1, 2, 3 or 7; docs/online.md)."""
+
     minutes: float = Field(10, gt=0, le=180, description="each player's time")
     increment: float = Field(15, ge=0, le=600, description="seconds added a move")
+    days: int | None = Field(
+        None, description="turn-based: days per move (1, 2, 3 or 7) instead of minutes"
+    )
+
+    @field_validator("days")
+    @classmethod
+    def _days(cls, value: int | None) -> int | None:
+        if value is not None and value not in TURN_DAYS:
+            raise ValueError(f"days per move must be one of {', '.join(map(str, TURN_DAYS))}")
+        return value
+
+    def spec(self) -> dict[str, float]:
+        """The time control as the lobby stores and pools it: ``{"days": d}``
+        or ``{"minutes": m, "increment": i}``."""
+        if self.days is not None:
+            return {"days": self.days}
+        return {"minutes": self.minutes, "increment": self.increment}
 
 
 class OnlineSeat(BaseModel):

@@ -14,12 +14,17 @@ Nothing here does I/O; the WebSocket protocol (``protocol.py``) and the hub
   it runs out, the server's medium AI (heuristic) moves for that player;
   they then play on with the increment alone.  Time the server is down is
   not charged.
+- A **turn-based clock** (``days`` per move: 1, 2, 3 or 7) instead gives
+  the player to move a wall-clock deadline (seconds since the epoch,
+  ``deadline_at``), stored with the game: it survives a restart, and time
+  the server is down counts.  It runs from the game's making.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -34,6 +39,12 @@ MAX_MESSAGE = 2048
 RATE_PER_SECOND = 10.0
 RATE_BURST = 30
 RATE_CLOSE = 50
+
+#: The days a turn-based game may give each move.
+TURN_DAYS = (1, 2, 3, 7)
+#: Seconds in a turn-based "day": 86,400; ``DONUTBOX_DAY_SECONDS`` makes it
+#: shorter, so that tests and demonstrations see deadlines pass in seconds.
+DAY_SECONDS = float(os.environ.get("DONUTBOX_DAY_SECONDS", "86400"))
 
 MESSAGE_TYPES = ("hello", "move", "preview", "takeback", "answer", "resign", "sync", "ping")
 
@@ -131,9 +142,18 @@ class RateLimit:
 # -- clocks -------------------------------------------------------------------
 
 
+def wall() -> float:
+    """Seconds since the epoch: turn-based deadlines are wall-clock times."""
+    return time.time()
+
+
 @dataclass
 class Clock:
-    """Remaining time per seat (milliseconds; ``None`` for AI seats)."""
+    """Remaining time per seat (milliseconds; ``None`` for AI seats).
+
+    A turn-based clock (``days`` set) gives each move ``move_ms`` and keeps
+    the wall-clock deadline of the current turn in ``deadline_at``; its
+    ``remaining_ms`` are not used."""
 
     initial_ms: int
     increment_ms: int
@@ -142,6 +162,10 @@ class Clock:
     flagged: list[bool] = field(default_factory=list)
     #: monotonic time when the current turn's clock started (not stored)
     turn_started: float | None = None
+    #: turn-based: days per move, the time a move has, the turn's deadline
+    days: int | None = None
+    move_ms: int = 0
+    deadline_at: float | None = None
 
     @classmethod
     def new(cls, initial_s: float, increment_s: float, humans: list[bool]) -> Clock:
@@ -154,43 +178,91 @@ class Clock:
         )
 
     @classmethod
+    def turn_based(cls, days: int, humans: list[bool], now: float | None = None) -> Clock:
+        """``days`` per move, running from ``now`` (wall clock) at once: the
+        first player's deadline is ``days`` after the game is made."""
+        move_ms = int(days * DAY_SECONDS * 1000)
+        start = wall() if now is None else now
+        return cls(
+            initial_ms=move_ms,
+            increment_ms=0,
+            remaining_ms=[move_ms if h else None for h in humans],
+            running=True,
+            flagged=[False] * len(humans),
+            turn_started=time.monotonic(),
+            days=days,
+            move_ms=move_ms,
+            deadline_at=start + move_ms / 1000,
+        )
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Clock:
+        days = data.get("days")
+        deadline = data.get("deadline_at")
         return cls(
             initial_ms=int(data["initial_ms"]),
             increment_ms=int(data["increment_ms"]),
             remaining_ms=list(data["remaining_ms"]),
             running=bool(data.get("running", False)),
             flagged=list(data.get("flagged") or [False] * len(data["remaining_ms"])),
+            days=int(days) if days is not None else None,
+            move_ms=int(data.get("move_ms") or 0),
+            deadline_at=float(deadline) if deadline is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "initial_ms": self.initial_ms,
             "increment_ms": self.increment_ms,
             "remaining_ms": list(self.remaining_ms),
             "running": self.running,
             "flagged": list(self.flagged),
         }
+        if self.days is not None:
+            out.update(days=self.days, move_ms=self.move_ms, deadline_at=self.deadline_at)
+        return out
 
     def left(self, seat: int, to_move: int | None, now: float) -> int | None:
         """Milliseconds ``seat`` has left at ``now`` (its turn's time deducted)."""
         r = self.remaining_ms[seat]
         if r is None:
             return None
+        if self.days is not None:
+            if self.running and seat == to_move and self.deadline_at is not None:
+                return max(0, int((self.deadline_at - wall()) * 1000))
+            return self.move_ms
         if self.running and seat == to_move and self.turn_started is not None:
             r -= int((now - self.turn_started) * 1000)
         return max(0, r)
 
     def deadline(self, to_move: int | None) -> float | None:
         """The monotonic time at which the player to move runs out."""
-        if not self.running or to_move is None or self.turn_started is None:
+        if not self.running or to_move is None:
+            return None
+        if self.days is not None:
+            if self.deadline_at is None or self.remaining_ms[to_move] is None:
+                return None
+            return time.monotonic() + (self.deadline_at - wall())
+        if self.turn_started is None:
             return None
         r = self.remaining_ms[to_move]
         return None if r is None else self.turn_started + r / 1000
 
+    def new_turn(self, now: float) -> None:
+        """The next turn starts at ``now`` (monotonic); a turn-based clock
+        gives it a whole move's time from this wall-clock moment."""
+        self.turn_started = now
+        if self.days is not None and self.running:
+            self.deadline_at = wall() + self.move_ms / 1000
+
     def moved(self, seat: int, now: float, timed_out: bool = False) -> None:
         """``seat`` has moved at ``now``: charge its time, add the increment,
         and start the next turn's clock."""
+        if self.days is not None:
+            if timed_out:
+                self.flagged[seat] = True
+            self.new_turn(now)
+            return
         if self.running and self.remaining_ms[seat] is not None:
             left = self.left(seat, seat, now) or 0
             if timed_out:
@@ -202,9 +274,12 @@ class Clock:
     def public(self, to_move: int | None, now: float) -> dict[str, Any]:
         """What every reader is told: time left now, whose clock runs."""
         n = len(self.remaining_ms)
-        return {
+        out: dict[str, Any] = {
             "remaining_ms": [self.left(p, to_move, now) for p in range(n)],
             "running": to_move if self.running and to_move is not None else None,
             "increment_ms": self.increment_ms,
             "flagged": list(self.flagged),
         }
+        if self.days is not None:
+            out.update(days=self.days, deadline_at=self.deadline_at)
+        return out

@@ -37,6 +37,11 @@ class GamesInMemory(Protocol):
         """The game's lock (every change of a game is made under it)."""
         ...
 
+    async def load(self, game_id: str) -> GameSession:
+        """The game's session, read from the store if need be (off the
+        event loop); NoSuchGame if none."""
+        ...
+
     def spawn(self, coro: Awaitable[None]) -> None:
         """Run ``coro`` as a task the hub cancels when it closes."""
         ...

@@ -78,7 +78,8 @@ class GameSession:
         clock = online.get("clock")
         self.clock = Clock.from_dict(clock) if clock else None
         if self.clock is not None and self.clock.running:
-            # Time the server was down is not charged: the turn restarts now.
+            # Time the server was down is not charged: the turn restarts now
+            # (a turn-based clock keeps its stored wall-clock deadline).
             self.clock.turn_started = time.monotonic()
         #: A takeback asked for and not yet answered: (asking seat, version,
         #: seats that have agreed).  Kept in memory only.
@@ -267,7 +268,7 @@ class GameSession:
             clock.flagged[seat] = clock.flagged[seat] or how == "time"
             clock.remaining_ms[seat] = None
         if clock is not None and self.game.to_move == seat:
-            clock.turn_started = time.monotonic()  # the stand-in's turn now
+            clock.new_turn(time.monotonic())  # the stand-in's turn now
         await self._store(game, clock)
 
     async def _commit(self, move_text: str, timed_out: bool = False) -> None:
@@ -288,9 +289,10 @@ class GameSession:
         game's lock); until it is done every reader still sees the previous
         version, whole."""
         options = self._options(clock) if self.online else None
+        waiting = waiting_on(game, self.seats, clock)
         try:
             version = await self.store.save_async(
-                self.id, self.version, dump(game), forfeits.over(game), options
+                self.id, self.version, dump(game), forfeits.over(game), options, waiting
             )
         except StaleVersion:
             raise Stale("stale state: the game was changed elsewhere") from None
@@ -387,7 +389,7 @@ class GameSession:
             game.meta["practice"] = True
         clock = copy.deepcopy(self.clock)
         if clock is not None:
-            clock.turn_started = time.monotonic()
+            clock.new_turn(time.monotonic())
         await self._store(game, clock)
 
     async def undo(self, version: int) -> None:
@@ -452,6 +454,23 @@ class GameSession:
             return forfeits.STAND_IN, {}
         name = self.seats[seat]
         return name, bounded(name, dict(self.options.get("agent", {})))
+
+
+def waiting_on(
+    game: Game, seats: list[str], clock: Clock | None
+) -> tuple[float | None, int | None]:
+    """What the store indexes of a game, so that a query finds it without
+    loading it: the wall-clock deadline of its turn-based clock's running
+    turn (the deadline sweep, deadlines.py) and the human seat to move (the
+    "waiting for your move" list); both None once it is over."""
+    if forfeits.over(game):
+        return None, None
+    p = game.to_move
+    human = p is not None and seats[p] == HUMAN and p not in forfeits.out(game)
+    deadline = None
+    if clock is not None and clock.days is not None and clock.running:
+        deadline = clock.deadline_at
+    return deadline, (p if human else None)
 
 
 def open_boxes(game: Game) -> list[dict[str, Any]]:

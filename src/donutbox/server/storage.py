@@ -51,6 +51,7 @@ from typing import Any, cast
 from sqlalchemy import (
     Boolean,
     DateTime,
+    Float,
     Integer,
     String,
     Table,
@@ -96,6 +97,12 @@ class GameRow(Base):
     options: Mapped[str] = mapped_column(Text)  # JSON: agent options
     finished: Mapped[bool] = mapped_column(Boolean, default=False)
     record: Mapped[str] = mapped_column(Text)  # the game record, donutbox/1
+    #: the running turn's wall-clock deadline (seconds since the epoch) of a
+    #: turn-based game, and the human seat to move: copies of what the
+    #: record and options say, kept so that a query finds the games whose
+    #: deadline passed, or that wait on a player, without loading them
+    deadline_at: Mapped[float | None] = mapped_column(Float, nullable=True, index=True)
+    to_move: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class QuarantineRow(Base):
@@ -130,6 +137,8 @@ _SAVE_VALUES: dict[str, Any] = {
     "record": bindparam("b_record"),
     "finished": bindparam("b_finished"),
     "updated": bindparam("b_updated"),
+    "deadline_at": bindparam("b_deadline"),
+    "to_move": bindparam("b_to_move"),
 }
 _SAVE_WHERE = (_TABLE.c.id == bindparam("b_id"), _TABLE.c.version == bindparam("b_old"))
 #: The versioned write of one move (built once: SQLAlchemy caches its SQL).
@@ -137,6 +146,10 @@ _SAVE = update(_TABLE).where(*_SAVE_WHERE).values(**_SAVE_VALUES)
 _SAVE_WITH_OPTIONS = (
     update(_TABLE).where(*_SAVE_WHERE).values(**_SAVE_VALUES, options=bindparam("b_options"))
 )
+
+
+#: What a save indexes (``GameRow.deadline_at``, ``GameRow.to_move``).
+Waiting = tuple[float | None, int | None]
 
 
 class StaleVersion(Exception):
@@ -303,12 +316,12 @@ class Store:
         record: dict[str, Any],
         finished: bool,
         options: dict[str, Any] | None = None,
+        waiting: Waiting = (None, None),
     ) -> int:
         """``save_with_retry``, run in the writer thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self.writer, partial(self.save_with_retry, game_id, version, record, finished, options)
-        )
+        work = partial(self.save_with_retry, game_id, version, record, finished, options, waiting)
+        return await loop.run_in_executor(self.writer, work)
 
     def close(self) -> None:
         """Finish pending writes and close the database connection (for
@@ -325,6 +338,7 @@ class Store:
         options: dict[str, Any],
         record: dict[str, Any],
         finished: bool = False,
+        waiting: Waiting = (None, None),
     ) -> StoredGame:
         now = _now()
         game_id = secrets.token_urlsafe(12)
@@ -339,6 +353,8 @@ class Store:
             options=json.dumps(options),
             finished=finished,
             record=json.dumps(record),
+            deadline_at=waiting[0],
+            to_move=waiting[1],
         )
         try:
             with Session(self.engine) as db, db.begin():
@@ -413,6 +429,7 @@ class Store:
         record: dict[str, Any],
         finished: bool,
         options: dict[str, Any] | None = None,
+        waiting: Waiting = (None, None),
     ) -> int:
         """Store the record (and the options, e.g. clocks, when given) as
         version ``version + 1``; StaleVersion if the stored version is not
@@ -425,6 +442,8 @@ class Store:
             "b_record": json.dumps(record),
             "b_finished": finished,
             "b_updated": _now(),
+            "b_deadline": waiting[0],
+            "b_to_move": waiting[1],
         }
         if options is not None:
             params["b_options"] = json.dumps(options)
@@ -444,6 +463,7 @@ class Store:
         record: dict[str, Any],
         finished: bool,
         options: dict[str, Any] | None = None,
+        waiting: Waiting = (None, None),
     ) -> int:
         """``save``, tried up to ``attempts`` times while the database fails
         (pausing ``pause`` seconds, then twice that, ...).  StaleVersion is
@@ -452,7 +472,7 @@ class Store:
         pause = self.pause
         for attempt in range(1, self.attempts + 1):
             try:
-                return self.save(game_id, version, record, finished, options)
+                return self.save(game_id, version, record, finished, options, waiting)
             except SQLAlchemyError as err:
                 if attempt == self.attempts or not _transient(err):
                     tries = f"{attempt} tr{'y' if attempt == 1 else 'ies'}"
@@ -491,6 +511,23 @@ class Store:
         for bad in damaged:  # outside the session: one connection
             self.quarantine(bad.game_id, bad.why)
         return out
+
+    def due(self, now: float, limit: int = 100) -> builtins.list[str]:
+        """Ids of unfinished games whose turn-based deadline is at or before
+        ``now`` (seconds since the epoch), the earliest first, quarantined
+        ones left out: what the deadline sweep loads (deadlines.py)."""
+        try:
+            with Session(self.engine) as db:
+                query = (
+                    select(GameRow.id)
+                    .where(GameRow.deadline_at <= now, GameRow.finished.is_(False))
+                    .order_by(GameRow.deadline_at)
+                    .limit(limit)
+                )
+                ids = list(db.scalars(query))
+        except SQLAlchemyError as err:
+            raise self._fail("list the games whose deadline passed", err) from None
+        return [i for i in ids if i not in self.quarantined]
 
     def unfinished_ids(self, mode: str) -> builtins.list[str]:
         """Ids of the games of ``mode`` still being played (to resume their

@@ -111,7 +111,9 @@ BotDep = Annotated[Bot, Depends(the_bot)]
 
 class ChallengeBody(RuleFields):  # type: ignore[misc,valid-type]
     clock: ClockOption = Field(
-        default_factory=lambda: ClockOption(**DEFAULT_CLOCK),
+        default_factory=lambda: ClockOption(
+            minutes=DEFAULT_CLOCK["minutes"], increment=DEFAULT_CLOCK["increment"], days=None
+        ),
         description="the time control (every bot game has a clock)",
     )
     rated: bool = Field(True, description="rated in the bot pool")
@@ -344,7 +346,9 @@ async def _challenge(api: BotApi, challenger: User, name: str, body: ChallengeBo
     if found is None:
         raise NoSuchGame("name: no such bot")
     rules, key, label = _rules(body)
-    clock = rated_clock(body.clock) if body.rated else body.clock.model_dump()
+    if body.clock.days is not None:
+        raise Invalid("clock.days: bot games are real-time ({minutes, increment})")
+    clock = rated_clock(body.clock) if body.rated else body.clock.spec()
     return await asyncio.to_thread(
         api.store.challenge, challenger, found[0], rules, key, label, clock, body.rated
     )

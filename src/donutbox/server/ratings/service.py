@@ -17,6 +17,7 @@ row writes the ratings.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,16 @@ class CommunitySeatRow(CommunityBase):
     sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: how much the game counted for this seat (ratings.model.seat_weights)
     weight: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+def _turn_based(options: str) -> bool:
+    """Whether a stored game's options give it a turn-based clock."""
+    try:
+        online = json.loads(options).get("online") or {}
+        clock = online.get("clock") or {}
+        return isinstance(clock, dict) and clock.get("days") is not None
+    except (ValueError, AttributeError):
+        return False
 
 
 def ordinal(mu: float, sigma: float) -> float:
@@ -469,11 +480,12 @@ class Ratings:
         return out
 
     def unfinished_rated(self, user_id: int) -> str | None:
-        """A rated lobby game of this user that is still being played (the
-        abandonment rule: docs/community.md), or None."""
+        """A real-time rated lobby game of this user that is still being
+        played (the abandonment rule: docs/community.md), or None.
+        Turn-based games do not count: a player may have many at once."""
         with Session(self.engine) as db:
             q = (
-                select(CommunityGameRow.game_id)
+                select(CommunityGameRow.game_id, GameRow.options)
                 .join(CommunitySeatRow, CommunitySeatRow.game_id == CommunityGameRow.game_id)
                 .join(GameRow, GameRow.id == CommunityGameRow.game_id)
                 .where(
@@ -482,7 +494,10 @@ class Ratings:
                     GameRow.finished.is_(False),
                 )
             )
-            return db.scalars(q.limit(1)).first()
+            for game_id, options in db.execute(q):
+                if not _turn_based(options):
+                    return str(game_id)
+        return None
 
     def seat_of(self, user_id: int, game_id: str) -> CommunitySeatRow | None:
         with Session(self.engine) as db:

@@ -17,7 +17,7 @@ import logging
 import time
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, FastAPI, Request, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, Field, StrictBool
 
 from ...core import RULE_OPTIONS
@@ -34,6 +34,7 @@ from ..online import RateLimit
 from ..ratings.service import Ratings, ordinal
 from ..routes.accounts import Community, CommunityDep, Csrf, Me, origin_ok
 from ..routes.online import make_online_game
+from ..turns import waiting_for
 from ..wire import LobbyState, check_lobby_message
 
 router = APIRouter()
@@ -61,7 +62,9 @@ CLOSE_TOO_MANY = 4429
 class NewTable(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
     clock: ClockOption | None = Field(
-        None, description="a rated table without one gets 5 minutes + 3 s a move"
+        None,
+        description="a rated table without one gets 5 minutes + 3 s a move; "
+        '{"days": d} makes a turn-based table',
     )
     rated: StrictBool = Field(True, description="a rated game allows no takebacks")
     takebacks: StrictBool = Field(False, description="allow takebacks (the game is then unrated)")
@@ -70,7 +73,7 @@ class NewTable(RuleFields):  # type: ignore[misc,valid-type]
 class QuickMatch(RuleFields):  # type: ignore[misc,valid-type]
     players: int = Field(2, ge=2, le=4)
     clock: ClockOption = Field(
-        default_factory=lambda: ClockOption(**DEFAULT_CLOCK),
+        default_factory=lambda: ClockOption.model_validate(DEFAULT_CLOCK),
         description="the time control: players are paired only with the same one",
     )
 
@@ -111,6 +114,10 @@ def make_starter(hub: Hub, ratings: Ratings):  # type: ignore[no-untyped-def]
             rated and not takebacks,
             [(u.id, t) for u, t in zip(users, tokens, strict=True)],
         )
+        s = hub.sessions.get(made["id"])
+        if s is not None:  # the players' accounts are known now: the first reminder
+            for watch in hub.watchers:
+                watch(s)
         return str(made["id"])
 
     return start
@@ -158,9 +165,9 @@ def rated_clock(clock: ClockOption | None) -> dict[str, float]:
     default if none was asked for), of at least a minute."""
     if clock is None:
         return dict(DEFAULT_CLOCK)
-    if clock.minutes < 1:
+    if clock.days is None and clock.minutes < 1:
         raise Invalid("clock.minutes: a rated game needs at least 1 minute")
-    return clock.model_dump()
+    return clock.spec()
 
 
 async def not_playing_rated(c: Community, user: User) -> None:
@@ -181,6 +188,27 @@ async def lobby(me: Me, c: CommunityDep) -> dict[str, Any]:
     return await lobby_state(c, me.user)
 
 
+@router.get("/api/account/waiting")
+async def waiting(me: Me, c: CommunityDep) -> dict[str, Any]:
+    """The signed-in player's games waiting for their move (turn-based and
+    real-time), the nearest deadline first, each with their own seat link."""
+    games = await asyncio.to_thread(waiting_for, c.ratings.engine, me.user.id)
+    return {"games": games}
+
+
+@router.get("/api/account/seat/{game_id}")
+async def my_seat(game_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
+    """The signed-in player's own link to a lobby game of theirs: how the
+    page opens ``/#/play/<game>``, the link in emails (which never carry a
+    seat's secret link).  404 for any game that is not theirs."""
+    if len(game_id) > 64:
+        raise NoSuchGame()
+    seat = await asyncio.to_thread(c.ratings.seat_of, me.user.id, game_id)
+    if seat is None:
+        raise NoSuchGame()
+    return {"game": game_id, "seat": seat.seat, "link": f"/#/online/{game_id}/{seat.token}"}
+
+
 @router.post("/api/lobby/tables", dependencies=[Csrf])
 async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
@@ -190,7 +218,7 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
         await not_playing_rated(c, me.user)
         clock: dict[str, float] | None = rated_clock(body.clock)
     else:
-        clock = None if body.clock is None else body.clock.model_dump()
+        clock = None if body.clock is None else body.clock.spec()
     return await c.lobby.open_table(
         me.user, rules, key, label, body.players, clock, body.rated, body.takebacks
     )
@@ -231,7 +259,7 @@ async def leave_queue(me: Me, c: CommunityDep) -> dict[str, Any]:
 
 
 @router.post("/api/lobby/invite", dependencies=[Csrf])
-async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
+async def invite(body: Invitation, me: Me, c: CommunityDep, request: Request) -> dict[str, Any]:
     """Invite a signed-in friend to your table: it appears in their lobby
     at once (their lobby socket)."""
     to = await asyncio.to_thread(c.accounts.find, body.to)
@@ -240,6 +268,9 @@ async def invite(body: Invitation, me: Me, c: CommunityDep) -> dict[str, Any]:
     if not await c.lobby.is_online(to.id):
         raise NoSuchGame("to: that player is not in the lobby now")
     await c.lobby.invite(me.user, to, body.table)
+    mail = getattr(request.app.state, "mail", None)  # mail/routes.py, with --smtp
+    if mail is not None:  # an email too, if they chose invitation reminders
+        mail.notifier.invited(me.user.name, to.id, body.table)
     return {"invited": to.name}
 
 

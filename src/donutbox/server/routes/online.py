@@ -19,7 +19,7 @@ from ..online import Clock, new_token
 from ..online import digest as token_digest
 from ..protocol import serve_online
 from ..routes.common import Creating, HubDep
-from ..session import HUMAN, ONLINE, SPECTATOR, GameSession
+from ..session import HUMAN, ONLINE, SPECTATOR, GameSession, waiting_on
 from ..wire import STATE
 
 router = APIRouter()
@@ -77,11 +77,14 @@ async def make_online_game(req: NewOnlineGame, hub: Hub, rated: bool = False) ->
         raise Invalid(str(err)) from None
     tokens = [new_token() if k == HUMAN else None for k in kinds]
     watch = new_token()
-    clock = None
-    if req.clock is not None:
-        clock = Clock.new(
-            req.clock.minutes * 60, req.clock.increment, [k == HUMAN for k in kinds]
-        ).to_dict()
+    humans = [k == HUMAN for k in kinds]
+    clock_made: Clock | None = None
+    if req.clock is not None and req.clock.days is not None:
+        # Turn-based: it runs from now (a player may open the link a day later).
+        clock_made = Clock.turn_based(req.clock.days, humans)
+    elif req.clock is not None:
+        clock_made = Clock.new(req.clock.minutes * 60, req.clock.increment, humans)
+    clock = None if clock_made is None else clock_made.to_dict()
     options: dict[str, Any] = {
         "online": {
             "digests": [token_digest(t) if t else None for t in tokens],
@@ -92,8 +95,9 @@ async def make_online_game(req: NewOnlineGame, hub: Hub, rated: bool = False) ->
         }
     }
     options.update(agent_options)
+    waiting = waiting_on(game, kinds, clock_made)
     stored = await asyncio.to_thread(
-        hub.store.create, game.rules.label(), ONLINE, kinds, options, dump(game)
+        hub.store.create, game.rules.label(), ONLINE, kinds, options, dump(game), False, waiting
     )
     hub.adopt(stored)
 

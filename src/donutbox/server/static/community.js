@@ -16,10 +16,68 @@ import { followLobby, forgetLobby } from "./follow.js";
 import { rematchControls, rematchesPushed } from "./rematch.js";
 import { counted, profileView, reportForm, section, shownRating } from "./profile.js";
 import { botCard, myBots, playBot } from "./bots.js";
+import { clockLabel, formatClock } from "./online.js";
 
 let socket = null;
 let lobby = null;
 let tab = "lobby";
+let waiting = []; // GET /api/account/waiting: the games waiting for my move
+let mail = null; // GET /api/account/email: {enabled, address, confirmed, reminders}
+
+// The account (account.js), and its email settings.
+async function refreshAccountAndMail() {
+  await refreshAccount();
+  mail = null;
+  if (me.user) { try { mail = await call("/api/account/email"); } catch (err) { mail = null; } }
+}
+
+// Email reminders (docs/community.md, "Email"): offered only by a server
+// started with --smtp.  One address, confirmed by a link; three kinds of
+// reminder; every email has its own one-click unsubscribe link.
+function emailSettings() {
+  const box = h("details", { id: "email-settings", className: "community-email" });
+  box.append(h("summary", {}, "Email reminders"));
+  const address = h("input", { type: "email", maxlength: "254", autocomplete: "email", "aria-label": "email address", value: mail.address || "" });
+  const state = mail.address ? (mail.confirmed ? "confirmed" : "waiting for you to open the link we sent") : "none yet";
+  box.append(h("p", { id: "email-state" }, `Address: ${state}.`));
+  const save = (path, body, said) => async () => {
+    try { mail = await call(path, body()); showNotice(said); render(); } catch (err) { showError(err.message); }
+  };
+  const row = h("div", { className: "row" });
+  box.append(row);
+  row.append(address, document.createTextNode(" "), button("Send confirmation link", save("/api/account/email", () => ({ address: address.value }), "Sent: open the link in the email to confirm the address."), { id: "btn-email" }));
+  if (mail.address && mail.confirmed) {
+    const kinds = [["turn", "Your move in a turn-based game"], ["invite", "An invitation to a table"], ["over", "A turn-based game is over"]];
+    const boxes = {};
+    for (const [key, label] of kinds) {
+      const c = h("input", { type: "checkbox", name: `remind-${key}` });
+      c.checked = Boolean(mail.reminders && mail.reminders[key]);
+      boxes[key] = c;
+      const l = h("label", { className: "field" });
+      l.append(c, document.createTextNode(` ${label}`));
+      box.append(l);
+    }
+    box.append(button("Save reminders", save("/api/account/email/reminders", () => ({ turn: boxes.turn.checked, invite: boxes.invite.checked, over: boxes.over.checked }), "Reminders saved."), { id: "btn-reminders" }));
+  }
+  if (mail.address) box.append(document.createTextNode(" "), button("Remove the address", save("/api/account/email/remove", () => ({}), "Address removed."), { id: "btn-email-remove" }));
+  return box;
+}
+
+// /#/play/<game>: the link in emails (never a seat's secret link): opened
+// through the signed-in player's own seat link.
+async function openFromEmail() {
+  const m = /^#\/play\/([A-Za-z0-9_-]{1,64})$/.exec(location.hash);
+  if (!m) return;
+  if (!me.user) {
+    open();
+    showNotice("Sign in to open the game from your email.");
+    return;
+  }
+  try {
+    const seat = await call(`/api/account/seat/${encodeURIComponent(m[1])}`);
+    location.replace(seat.link);
+  } catch (err) { showError(err.message); }
+}
 
 const panel = () => $("#community");
 
@@ -51,11 +109,13 @@ function signInForm() {
   const go = (path) => async () => {
     try {
       await call(path, { name: name.value, password: pass.value });
-      await refreshAccount();
+      await refreshAccountAndMail();
       const guest = ownerToken();
       if (guest) await call("/api/account/claim", {}, guest).catch(() => {});
       connect();
       render();
+      refreshWaiting();
+      openFromEmail();
     } catch (err) { showError(err.message); }
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); go("/api/account/signin")(); });
@@ -72,7 +132,8 @@ function accountBar() {
     if (socket) socket.close();
     socket = null; lobby = null;
     forgetLobby();
-    await refreshAccount();
+    await refreshAccountAndMail();
+    refreshWaiting();
     render();
   }, { id: "btn-sign-out" }));
   const pw = h("details", {});
@@ -103,8 +164,11 @@ function tableForm() {
   const clock = h("select", { name: "clock" });
   clock.append(h("option", { value: "" }, "no clock (casual tables)"));
   for (const [m, i] of [[1, 0], [3, 2], [5, 3], [10, 5], [15, 10], [30, 20]]) clock.append(h("option", { value: `${m}+${i}` }, `${m} min + ${i} s a move`));
+  // Turn-based (docs/online.md): days per move, a reminder when it is your turn.
+  for (const d of [1, 2, 3, 7]) clock.append(h("option", { value: `${d}d` }, `turn-based: ${d} day${d === 1 ? "" : "s"} a move`));
   clock.value = "5+3";
   const chosen = () => {
+    if (clock.value.endsWith("d")) return { days: Number(clock.value.slice(0, -1)) };
     const [m, i] = clock.value ? clock.value.split("+").map(Number) : [0, 0];
     return m > 0 ? { minutes: m, increment: i } : null;
   };
@@ -136,9 +200,38 @@ function tableForm() {
   return section("A new table", form);
 }
 
+// The games waiting for my move, nearest deadline first: a list of links
+// (drawn in the lobby and on the first screen).
+function waitingItems(id) {
+  const ul = h("ul", { id, className: "waiting-games" });
+  for (const g of waiting) {
+    const li = h("li", {});
+    const left = g.deadline_at ? ` (${formatClock(Math.max(0, g.deadline_at * 1000 - Date.now()))} left)` : "";
+    li.append(h("a", { href: g.link, className: "open-game" }, `${g.rules_label}: vs ${g.opponents.join(", ")}`), document.createTextNode(left));
+    ul.append(li);
+  }
+  return ul;
+}
+
+function drawWaitingHome() {
+  const box = $("#waiting-home");
+  if (!box) return;
+  box.hidden = !me.user || !waiting.length;
+  box.replaceChildren();
+  if (!box.hidden) box.append(h("h2", {}, "Waiting for your move"), waitingItems("waiting-home-list"));
+}
+
+async function refreshWaiting() {
+  if (!me.user) { waiting = []; drawWaitingHome(); return; }
+  try { waiting = (await call("/api/account/waiting")).games; } catch (err) { waiting = []; }
+  drawWaitingHome();
+  if (tab === "lobby") render();
+}
+
 function lobbyView() {
   const parts = [];
   if (!lobby) return [h("p", {}, "Loading the lobby…")];
+  if (waiting.length) parts.push(section("Waiting for your move", waitingItems("waiting-lobby")));
   if (lobby.games.length) {
     const ul = h("ul", { id: "my-games" });
     for (const g of lobby.games) {
@@ -176,7 +269,7 @@ function lobbyView() {
   const list = h("ul", { id: "tables" });
   for (const t of lobby.tables) {
     const li = h("li", { className: "lobby-table", "data-host": t.host });
-    const clock = t.clock ? `, ${t.clock.minutes} min + ${t.clock.increment} s` : "";
+    const clock = t.clock ? `, ${clockLabel(t.clock)}` : "";
     li.append(h("span", {}, `${t.rules_label}, ${t.players} players${clock}, ${t.rated ? "rated" : "unrated"}; waiting: ${t.waiting.join(", ")} `));
     if (lobby.table === t.id) {
       li.append(button("Leave", async () => { try { await call(`/api/lobby/tables/${encodeURIComponent(t.id)}/leave`, {}); } catch (err) { showError(err.message); } poll(); }, { className: "leave" }));
@@ -248,7 +341,9 @@ function render() {
   if (!p || p.hidden) return;
   p.replaceChildren(h("h2", {}, "Community"));
   if (!me.user) { p.append(signInForm()); return; }
-  p.append(accountBar(), tabs());
+  p.append(accountBar());
+  if (mail && mail.enabled) p.append(emailSettings());
+  p.append(tabs());
   const body = h("div", { id: "community-body" });
   p.append(body);
   if (tab === "lobby") body.append(...lobbyView());
@@ -263,6 +358,7 @@ async function poll() {
   if (!me.user) return;
   try { lobby = await call("/api/lobby"); rematchesPushed(lobby.rematches); } catch (err) { showError(err.message); }
   if (tab === "lobby") render();
+  refreshWaiting();
 }
 
 function connect() {
@@ -274,9 +370,11 @@ function connect() {
     try { msg = JSON.parse(e.data); } catch (err) { return; }
     if (msg.type !== "lobby") return;
     const before = lobby ? lobby.invites.length : 0;
+    const games = lobby ? lobby.games.map((g) => g.game).join() : "";
     followLobby(lobby, msg.lobby);
     lobby = msg.lobby;
     rematchesPushed(lobby.rematches);
+    if (lobby.games.map((g) => g.game).join() !== games) refreshWaiting();
     if (lobby.invites.length > before) showNotice(`${lobby.invites[lobby.invites.length - 1].from} invites you to a table (Community).`);
     if (tab === "lobby") render();
   });
@@ -286,7 +384,7 @@ function connect() {
     socket = null;
     if (!me.user) return;
     if (e.code === 4401) {
-      refreshAccount().then(() => { render(); if (me.user) setTimeout(connect, 30000); }, (err) => showError(err.message));
+      refreshAccountAndMail().then(() => { render(); if (me.user) setTimeout(connect, 30000); }, (err) => showError(err.message));
       return;
     }
     setTimeout(connect, e.code === 4429 ? 30000 : 3000);
@@ -306,9 +404,17 @@ async function start() {
     open();
     poll();
   });
-  addEventListener("hashchange", () => { if (location.hash.startsWith("#/online/")) panel().hidden = true; });
-  try { await refreshAccount(); } catch (err) { return; }
+  addEventListener("hashchange", () => {
+    if (location.hash.startsWith("#/online/")) panel().hidden = true;
+    openFromEmail();
+  });
+  // The first screen lists the games waiting for my move whenever it shows.
+  const again = $("#btn-new");
+  if (again) again.addEventListener("click", () => refreshWaiting());
+  try { await refreshAccountAndMail(); } catch (err) { return; }
   connect();
+  refreshWaiting();
+  openFromEmail();
 }
 
 // After a rated lobby game, the end screen offers a Report of the

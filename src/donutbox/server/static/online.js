@@ -80,7 +80,17 @@ export function timeLeft(clock, seat, arrived, now = performance.now()) {
 export function formatClock(ms) {
   if (ms === null) return "";
   const s = Math.ceil(ms / 1000);
+  // A turn-based move has days: shown in days and hours, or hours and minutes.
+  if (s >= 86400) return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+// A time control in words: "5 min + 3 s" or "3 days a move".
+export function clockLabel(c) {
+  if (!c) return "no clock";
+  if (c.days) return `${c.days} day${c.days === 1 ? "" : "s"} a move`;
+  return `${c.minutes} min + ${c.increment} s`;
 }
 
 // -- the connection -------------------------------------------------------------------
@@ -367,7 +377,7 @@ export function setupOnlineForm(api, created) {
         kind: row.querySelector("select[name=kind]").value,
         name: row.querySelector("input[name=name]").value,
       })),
-      clock: clock.checked ? { minutes: Number(f.get("minutes")), increment: Number(f.get("increment")) } : null,
+      clock: !clock.checked ? null : f.get("days") ? { days: Number(f.get("days")) } : { minutes: Number(f.get("minutes")), increment: Number(f.get("increment")) },
       takebacks: form.querySelector("input[name=takebacks]").checked,
       seconds: Number(f.get("seconds")),
     };
@@ -539,7 +549,12 @@ export function forfeitNotes(s) {
   if (s.clock && !s.rated) {
     s.clock.flagged.forEach((flag, p) => {
       if (!flag || forfeited.has(p)) return;
-      out.push(p === me
+      // A turn-based clock (days per move) has no increment: a missed
+      // deadline starts the next player's full time.
+      if (s.clock.days) out.push(p === me
+        ? "You missed a deadline: the server's AI made that move for you; you play on."
+        : `${s.players[p]} missed a deadline: the server's AI made that move for them; they play on.`);
+      else out.push(p === me
         ? "Your clock ran out: the server's AI made that move for you; you play on with the increment."
         : `${p2(s.players[p])} clock ran out: the server's AI made that move for them; they play on with the increment.`);
     });

@@ -58,6 +58,10 @@ class ClockView(Wire):
     running: int | None = Field(description="the seat whose clock runs, if any")
     increment_ms: int
     flagged: list[bool] = Field(description="per seat: ran out of time")
+    days: int | None = Field(None, description="turn-based: days per move (absent: real time)")
+    deadline_at: float | None = Field(
+        None, description="turn-based: when the running turn's time ends (seconds since 1970)"
+    )
 
 
 class ForfeitEntry(Wire):

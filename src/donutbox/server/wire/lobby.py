@@ -14,7 +14,9 @@ class LobbyTable(Wire):
     rules_key: str
     rules_label: str
     players: int
-    clock: dict[str, float] | None = Field(description="{minutes, increment}, or none")
+    clock: dict[str, float] | None = Field(
+        description="{minutes, increment}, or {days} (turn-based), or none"
+    )
     rated: bool
     takebacks: bool
     host: str
