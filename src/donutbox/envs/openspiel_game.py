@@ -37,11 +37,16 @@ reads another tray or any pile.
 
 ``resample_from_infostate(player, sampler)`` deals a world the player
 cannot tell from this one: everything the player has seen is kept, and the
-cards hidden from them (other players' trays, cards they swapped back, the
-deal's hidden faces) are redrawn uniformly from what those players' decks
-still hold; undrawn cards stay chance outcomes.  (In the resampled state the
-other players' own records of their draws read ``?``: the resample is for
-the player's search, as OpenSpiel's IS-MCTS uses it.)
+cards hidden from them (the faces every other player drew, and so their
+trays and the cards they swapped back) are redrawn consistently with the
+history (``resample.py``): every card they placed was in their tray then,
+and at each of their swaps and passes no card of their tray fitted the
+counter.  Undrawn cards stay chance outcomes.  Each other player's own
+record of their draws and swaps is rewritten to the redrawn faces, so their
+information state in that world determines their legal actions there, as
+OpenSpiel's IS-MCTS (at its default ``allow_inconsistent_action_sets=False``)
+requires.  Should no consistent redraw be found for a player (``TRIES``
+attempts), that player's real cards are kept.
 
 **Actions** are those of the encoding (``encoding.py``);
 ``max_game_length`` is the proven bound of ``length.py`` (4,003 actions for
@@ -62,7 +67,7 @@ import pyspiel
 
 from ..core.cards import STANDARD_DECK
 from ..core.game import Game
-from ..core.moves import SWAP, Move
+from ..core.moves import PASS, SWAP, Move
 from ..core.rules import GAME_INFO, RULE_OPTIONS, Rules
 from ..core.view import PlayerView
 from ..render.text import counter_text
@@ -70,6 +75,7 @@ from .codec import ActionCodec
 from .common import outcome
 from .encoding import PLACE_FEATURES, Encoder, PlacesCodec, box_features, tray_only
 from .length import max_game_length
+from .resample import placeable_faces, sample_hidden
 
 SHORT_NAME: Final = "python_donutbox"
 #: Chance outcomes: the distinct faces of the standard deck, sorted.
@@ -201,6 +207,9 @@ class _Core:
         #: What happened, as (player, text for that player, text for the others).
         self.events: list[tuple[int, str, str]] = []
         self.legal_at: tuple[int, Mapping[int, Move]] | None = None
+        #: By ply of each swap and pass: the faces that fitted the counter
+        #: then (public; what a resample of that player must respect).
+        self.placeable: dict[int, frozenset[str]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Core:
         new = _Core.__new__(_Core)
@@ -210,6 +219,7 @@ class _Core:
         new.pending = self.pending
         new.events = self.events[:]
         new.legal_at = None
+        new.placeable = dict(self.placeable)
         return new
 
     def __getstate__(self) -> dict[str, Any]:
@@ -299,6 +309,8 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
             raise ValueError(f"illegal action {action} ({self.config.codec.describe(action)})")
         me = game.to_move
         assert me is not None
+        if move.kind in (SWAP, PASS):
+            core.placeable[game.ply] = placeable_faces(game.counter, game.rules.match_rule, FACES)
         played = game.play(move)
         text = str(played)
         core.events.append(
@@ -466,48 +478,9 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
     def _resample(self, player: int, rng: random.Random) -> DonutboxState:
         new: DonutboxState = self.clone()
         core = new._core
-        cfg = self.config
-        n = cfg.players
-        game = core.game
-        for q in range(n):
-            if q == player:
-                continue
-            # q's cards hidden from the player: where they sit, and the pool
-            pool: list[str] = []
-            for i, c in enumerate(core.undrawn[q]):
-                pool.extend([FACES[i]] * c)
-            spots: list[tuple[str, int]] = []
-            if game is None:
-                lo = TRAY * q
-                for i in range(lo, min(lo + TRAY, len(core.setup))):
-                    spots.append(("setup", i))
-                    pool.append(core.setup[i])
-            else:
-                for i, f in enumerate(game.trays[q]):
-                    if f != HIDDEN:
-                        spots.append(("tray", i))
-                        pool.append(f)
-                for i, f in enumerate(game.piles[q]):
-                    if f != HIDDEN:
-                        spots.append(("pile", i))
-                        pool.append(f)
-            rng.shuffle(pool)
-            for where, i in spots:
-                face = pool.pop()
-                if where == "setup":
-                    core.setup[i] = face
-                elif where == "tray":
-                    assert game is not None
-                    game.trays[q][i] = face
-                else:
-                    assert game is not None
-                    game.piles[q][i] = face
-            left = Multiset(pool)
-            core.undrawn[q] = [left[f] for f in FACES]
-        # the others' own records now read as the player sees them
-        core.events = [
-            (who, own if who == player else public, public) for who, own, public in core.events
-        ]
+        for q in range(self.config.players):
+            if q != player:
+                _redraw(core, q, self.config.players, rng)
         core.legal_at = None
         return new
 
@@ -528,6 +501,46 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
                 lines.append(f"player {core.pending} draws")
             lines.append(counter_text(game.counter.donuts()).plain.rstrip("\n"))
         return "\n".join(lines)
+
+
+def _redraw(core: _Core, q: int, players: int, rng: random.Random) -> None:
+    """Redraw the faces ``q`` drew (``resample.py``) in ``core``, in place."""
+    game = core.game
+    pool = Multiset(STANDARD_DECK)
+    if game is None:
+        dealt = len(core.setup[TRAY * q : TRAY * (q + 1)])
+        moves: list[Move] = []
+        pile_start = 0
+    else:
+        dealt = TRAY
+        moves = game.history
+        pile_start = DECK - TRAY - (1 if q == 0 else 0)
+        if q == 0:
+            pool[game.start] -= 1
+    found = sample_hidden(
+        q, players, moves, core.placeable, dealt, pile_start, core.pending == q, pool, rng, HIDDEN
+    )
+    if found is None:
+        return  # keep q's real cards (module doc)
+    draws = iter(found.draws)
+    ply = 0
+    events = []
+    for who, own, public in core.events:
+        if who == q and public == f"{q}+?":
+            own = f"{q}+{next(draws)}"
+        elif who == q and public == f"{q}:swap":
+            own = f"{q}:swap {found.swaps[ply]}"
+        if who >= 0 and ":" in public:
+            ply += 1
+        events.append((who, own, public))
+    core.events = events
+    core.setup[TRAY * q : TRAY * q + dealt] = found.draws[:dealt]
+    core.undrawn[q] = [found.undrawn[f] for f in FACES]
+    if game is not None:
+        game.trays[q] = list(found.tray)
+        game.piles[q] = list(found.pile)
+        for at, face in found.swaps.items():
+            game.history[at] = Move.swap(face)
 
 
 class DonutboxObserver:
