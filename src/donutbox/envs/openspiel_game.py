@@ -9,8 +9,8 @@ Parameters (all optional): ``players`` (2-4), one per rule option of
 ``donutbox.core.RULE_OPTIONS`` (``match``: ``one-good-match`` or
 ``perfect-match``; ``layout``: ``squared-away`` or ``splitzkies``;
 ``closers``: bool), ``encoding`` (``places``, the default, or ``window``: see
-``encoding.py``) and ``window`` (the board width in cells; 0 for the
-default).
+``encoding.py``), ``observation`` (``compact``, the default, or ``board``)
+and ``window`` (the board width in cells; 0 for the default).
 
 **Chance.** Shuffling is modelled by drawing cards one at a time, uniformly
 from what is left of the player's deck, at the moment a card is first seen:
@@ -26,8 +26,9 @@ yet drawn, so it comes back without a chance node once they are gone.
 has seen, in order (perfect recall): their own draws by face, other players'
 draws as ``?``, the start card, and every move in notation except other
 players' swapped faces.  ``observation_string`` / ``observation_tensor`` are
-the current view only: the tensor of ``encoding.py``, shaped as ``board``
-(planes x W x W), ``places``, ``boxes`` and ``features``.
+the current view only: the tensor of ``encoding.py``, shaped as ``places``,
+``boxes`` and ``features`` (with ``board``, planes x W x W, first under
+``observation="board"``).
 ``information_state_tensor`` is that observation plus a ``history`` block
 (per seat: placements, box-its, swaps and passes made; the ply; the faces
 the player has drawn so far): it summarises the information state (two
@@ -73,7 +74,7 @@ from ..core.view import PlayerView
 from ..render.text import counter_text
 from .codec import ActionCodec
 from .common import outcome
-from .encoding import PLACE_FEATURES, Encoder, PlacesCodec, box_features, tray_only
+from .encoding import Encoder, PlacesCodec, box_features, tray_only
 from .length import max_game_length
 from .resample import placeable_faces, sample_hidden
 
@@ -92,6 +93,7 @@ DEFAULT_PARAMS: Final[dict[str, Any]] = {
     "players": 2,
     **{option.name: option.default for option in RULE_OPTIONS},
     "encoding": "places",
+    "observation": "compact",
     "window": 0,
 }
 
@@ -135,9 +137,10 @@ class _Config:
         n = self.players
         if enc.name == "places":
             lay = enc.centred.layout
+            board = {"board": lay.board_shape} if lay.show_board else {}
             return {
-                "board": lay.board_shape,
-                "places": (lay.places, PLACE_FEATURES),
+                **board,
+                "places": (lay.places, lay.place_features),
                 "boxes": (lay.boxes, box_features(n)),
                 "features": (lay.feature_layout.feature_size,),
             }
@@ -145,14 +148,16 @@ class _Config:
         return {"board": wl.board_shape, "features": (wl.feature_size,)}
 
 
-_CONFIGS: dict[tuple[Rules, int, str, int], _Config] = {}
+_CONFIGS: dict[tuple[Rules, int, str, int, str], _Config] = {}
 
 
-def _config(rules: Rules, players: int, encoding: str, window: int) -> _Config:
-    key = (rules, players, encoding, window)
+def _config(
+    rules: Rules, players: int, encoding: str, window: int, observation: str = "compact"
+) -> _Config:
+    key = (rules, players, encoding, window, observation)
     found = _CONFIGS.get(key)
     if found is None:
-        enc = Encoder(rules, players, encoding, window or None)
+        enc = Encoder(rules, players, encoding, window or None, observation=observation)
         found = _CONFIGS[key] = _Config(rules, players, enc.board, enc)
     return found
 
@@ -169,7 +174,10 @@ class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
         encoding = str(p["encoding"])
         if encoding not in ("places", "window"):
             raise ValueError(f"params.encoding must be places or window, not {encoding!r}")
-        cfg = _config(rules, players, encoding, int(p["window"]))
+        observation = str(p["observation"])
+        if observation not in ("compact", "board"):
+            raise ValueError(f"params.observation must be compact or board, not {observation!r}")
+        cfg = _config(rules, players, encoding, int(p["window"]), observation)
         info = pyspiel.GameInfo(
             num_distinct_actions=cfg.codec.size,
             max_chance_outcomes=len(FACES),
@@ -234,7 +242,13 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
     def __init__(self, game: DonutboxGame) -> None:
         super().__init__(game)
         cfg = game.config
-        self._key = (cfg.rules, cfg.players, cfg.encoding.name, cfg.window)
+        self._key = (
+            cfg.rules,
+            cfg.players,
+            cfg.encoding.name,
+            cfg.window,
+            cfg.encoding.observation,
+        )
         self._core = _Core(cfg.players)
 
     @property
