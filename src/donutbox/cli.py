@@ -583,6 +583,67 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder_agents(text: str) -> list[str]:
+    from .ai import agent_info
+    from .ai.catalogue import OPTIONAL, split_budget
+
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    if not 2 <= len(names) <= 16:
+        raise UsageError("--agents must name 2 to 16 agents, e.g. --agents random,greedy,mcts:200")
+    if len(set(names)) != len(names):
+        raise UsageError("--agents: each agent once")
+    for a in names:
+        if a in OPTIONAL:
+            continue
+        try:
+            split_budget(a) if ":" in a else agent_info(a)
+        except DonutboxError as err:
+            raise UsageError(f"--agents: {err}") from None
+    return names
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from .ai.catalogue import OPTIONAL
+    from .lab.sim import Interrupted, run_specs, write_games
+    from .lab.tournament import ladder, ladder_lines, pair_table, round_robin
+
+    agents = _ladder_agents(args.agents)
+    _check_counts(args)
+    options = _agent_options(args)
+    todo = round_robin(agents, args.games, _rules_from(args), args.seed, options)
+    _out_folder(args.out)
+    listed = [a.split(":")[0] for a in agents if a not in OPTIONAL]
+    log = None
+    try:
+        with _open_cluster("tournament", args, options, listed) as cluster:
+            _warn_small_sample("tournament", args.games, "", "the ratings")
+            progress, update = _progress_runner(len(todo), "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                results = run_specs(todo, args.jobs, update, on_result, cluster)
+    except Interrupted as stopped:
+        return _interrupted("tournament", stopped, args.out)
+    finally:
+        if log is not None:
+            log.close()
+    rows = ladder(results, agents)
+    lines = list(ladder_lines(rows, pair_table(results, agents)))
+    for line in lines:
+        print(line)
+    if args.out:
+        out = Path(args.out)
+        written = write_games(list(enumerate(results)), out)
+        path = out / "ladder.md"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(path)
+        path = out / "ladder.json"
+        path.write_text(json.dumps([r.__dict__ for r in rows], indent=1) + "\n", encoding="utf-8")
+        written.append(path)
+        for path in written:
+            print(f"wrote {printable(str(path))}", file=sys.stderr)
+    return 0
+
+
 def cmd_balance(args: argparse.Namespace) -> int:
     if args.sweep:
         return _cmd_sweep(args)
@@ -758,12 +819,15 @@ def _sweep_command(
     return " ".join(parts)
 
 
-def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, per: str) -> None:
-    p.add_argument(
-        "--players",
-        default="heuristic,heuristic",
-        help="agents in seat order, comma-separated (default heuristic,heuristic)",
-    )
+def _add_sim_options(
+    p: argparse.ArgumentParser, games: int, out: str | None, per: str, players: bool = True
+) -> None:
+    if players:
+        p.add_argument(
+            "--players",
+            default="heuristic,heuristic",
+            help="agents in seat order, comma-separated (default heuristic,heuristic)",
+        )
     p.add_argument(
         "--games", type=int, default=games, help=f"games to play {per} (default {games})"
     )
@@ -1053,6 +1117,23 @@ def build_parser() -> argparse.ArgumentParser:
         help=_DECK_HELP,
     )
     p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser(
+        "tournament",
+        help="round robin of agents with a rating table",
+        description="Every pair of agents plays --games paired games (each deal from both "
+        "seats); a Bradley-Terry fit gives Elo-scale ratings with bootstrap 95% intervals "
+        "(docs/research.md, 'An evaluation ladder').",
+    )
+    p.add_argument(
+        "--agents",
+        required=True,
+        help="agents, comma-separated; a searching agent may take a fixed budget of "
+        "iterations a move as NAME:N, e.g. random,greedy,heuristic,mcts:200,hard",
+    )
+    _add_sim_options(p, 20, None, "per pair", players=False)
+    _add_rule_options(p)
+    p.set_defaults(func=cmd_tournament)
 
     p = sub.add_parser(
         "balance",
