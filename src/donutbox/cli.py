@@ -644,6 +644,59 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dataset(args: argparse.Namespace) -> int:
+    """``donutbox dataset export``: lab records and (with --include-server)
+    the server's rated games, as rows without names (envs/dataset.py)."""
+    try:
+        from .envs import dataset
+    except ImportError as err:
+        raise UsageError(f"the dataset needs numpy: pip install '.[rl]' ({err})") from None
+    out = Path(args.out)
+    if out.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UsageError("--out *.parquet needs pyarrow: pip install pyarrow") from None
+    if args.server and not args.include_server:
+        raise UsageError(
+            "--server: the server's accounts have no opt-out of research use yet, so its "
+            "games are exported only with --include-server (docs/research.md, 'Game data')"
+        )
+    if not args.lab and not args.server:
+        raise UsageError("nothing to export: give --lab FILE (records.jsonl) and/or --server URL")
+    records: list[Any] = []
+    for name in args.lab or []:
+        try:
+            with Path(name).open(encoding="utf-8") as fh:
+                for k, line in enumerate(fh, 1):
+                    if line.strip():
+                        try:
+                            records.append(json.loads(line))
+                        except json.JSONDecodeError:
+                            raise UsageError(f"--lab {name}: line {k} is not JSON") from None
+        except OSError as err:
+            raise UsageError(f"--lab {name}: {err.strerror or err}") from None
+    rows = list(dataset.rows_from_records(records, "lab"))
+    lab = len(rows)
+    if args.server:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            rows += list(dataset.server_rows(args.server))
+        except SQLAlchemyError as err:
+            reason = str(err).splitlines()[0][:200]
+            raise UsageError(f"--server: cannot read the games ({reason})") from None
+    try:
+        count = dataset.write(rows, out)
+    except OSError as err:
+        raise UsageError(f"--out {args.out}: {err.strerror or err}") from None
+    print(
+        f"wrote {count} games ({lab} from the lab, {count - lab} from the server) to "
+        f"{printable(str(out))}"
+    )
+    return 0
+
+
 def cmd_balance(args: argparse.Namespace) -> int:
     if args.sweep:
         return _cmd_sweep(args)
@@ -1134,6 +1187,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sim_options(p, 20, None, "per pair", players=False)
     _add_rule_options(p)
     p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser(
+        "dataset",
+        help="export finished games for imitation learning",
+        description="export: finished games as rows without names (JSON lines, or Parquet "
+        "with pyarrow): the lab's records and, with --include-server, the server's rated "
+        "games (docs/research.md, 'Game data').",
+    )
+    p.add_argument("action", choices=["export"], help="export (the one action)")
+    p.add_argument(
+        "--lab", action="append", metavar="FILE", help="a records.jsonl of sim or tournament"
+    )
+    p.add_argument("--server", metavar="URL", help="the server's database URL (read only)")
+    p.add_argument(
+        "--include-server",
+        action="store_true",
+        help="export the server's games: its accounts have no opt-out yet (docs)",
+    )
+    p.add_argument("--out", required=True, help="the file to write: *.jsonl or *.parquet")
+    p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser(
         "balance",
