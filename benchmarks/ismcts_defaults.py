@@ -48,11 +48,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--games", type=int, default=4)
+    ap.add_argument("--first", type=int, default=0, help="the first game's seed")
     args = ap.parse_args(argv)
     game = pyspiel.load_game(register_openspiel())
     for sims in args.sims:
         results = []
-        for seed in range(args.games):
+        for seed in range(args.first, args.first + args.games):
             ret, moves, per_move = play(game, sims, seed)
             results.append(ret)
             print(

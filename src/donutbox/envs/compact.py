@@ -45,13 +45,13 @@ _AROUND: Final = (
 
 def run_summaries(counter: Counter, places: Sequence[int], me: int) -> np.ndarray:
     """``len(places) x 12``: the run summary of each place (module doc)."""
-    out = np.zeros((len(places), RUN_FEATURES), dtype=np.float32)
     run_of = counter.run_of
     runs = counter.runs
     cells = counter.cells
-    for k, p in enumerate(places):
+    rows: list[list[float]] = []
+    for p in places:
         seen: list[int] = []
-        row = out[k]
+        row = [0.0] * RUN_FEATURES  # Python floats: numpy item writes cost more
         for d in _AROUND:
             c = p + d
             rid = run_of.get(c)
@@ -63,5 +63,7 @@ def run_summaries(counter: Counter, places: Sequence[int], me: int) -> np.ndarra
             row[f] += len(run.cells)
             row[4 + f] += run.held[me]
             row[8 + f] += run.open
+        rows.append(row)
+    out = np.array(rows, dtype=np.float32).reshape(len(places), RUN_FEATURES)
     out /= 10.0
     return out
