@@ -37,7 +37,7 @@ from ..core.policy import MatchRule
 from ..core.rules import GAME_INFO
 
 TRAY: Final = GAME_INFO.tray_size
-#: Tries before ``sample_hidden`` gives up (it has never needed more than a few).
+#: Tries before ``sample_hidden`` gives up.
 TRIES: Final = 200
 
 
