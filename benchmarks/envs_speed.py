@@ -8,9 +8,12 @@ Every figure is measured in this one run, with CPU time of this process
 a uniformly random player that samples from the action mask (as a learner
 would).  Rounds are interleaved and the best round is kept.
 
-- PettingZoo AEC: ``connect_four_v3`` against donutbox (``places`` encoding,
-  the default, and the older ``window`` encoding); a step is one ``last()``
-  + ``step()``.
+- PettingZoo AEC: ``connect_four_v3`` against donutbox (``places`` encoding
+  with the compact observation, the default; with ``observation="board"``;
+  and the older ``window`` encoding); a step is one ``last()`` + ``step()``.
+- The batched environment (``donutbox.envs.vector``, 64 games a call): a
+  step is one game's move, observation and mask (a call of 64 games is 64
+  steps).
 - Gymnasium: one learner step, including the opponent's reply, against
   ``random``, ``greedy`` and ``heuristic``.
 - OpenSpiel: ``connect_four`` and ``tic_tac_toe`` (C++) and
@@ -59,6 +62,21 @@ def aec_steps(make: Callable[[], object], steps: int) -> float:
         else:
             env.reset()  # type: ignore[attr-defined]
     return steps / (time.process_time() - t)
+
+
+def vector_steps(steps: int, games: int = 64) -> float:
+    from donutbox.envs.vector import VectorEnv
+
+    env = VectorEnv(games)
+    rng = np.random.default_rng(0)
+    _, mask, _ = env.reset(seed=0)
+    done = 0
+    t = time.process_time()
+    while done < steps:
+        actions = [int(rng.choice(np.flatnonzero(row))) for row in mask]
+        _, mask, _, _, _ = env.step(actions)
+        done += games
+    return done / (time.process_time() - t)
 
 
 def gym_steps(opponent: str, steps: int) -> float:
@@ -205,6 +223,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--slow-steps", type=int, default=300, help="steps vs greedy/heuristic")
     ap.add_argument("--parts", action="store_true", help="where a step's time goes instead")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     args = ap.parse_args(argv)
     if args.parts:
         step_parts(args.steps)
@@ -216,6 +235,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     cases: dict[str, Callable[[], float]] = {
         "pettingzoo connect_four_v3": lambda: aec_steps(connect_four_v3.env, args.steps),
         "pettingzoo donutbox (places)": lambda: aec_steps(aec_env, args.steps),
+        "pettingzoo donutbox (places, board)": lambda: aec_steps(
+            lambda: aec_env(observation="board"), args.steps
+        ),
+        "vector donutbox (64 games a call)": lambda: vector_steps(args.steps),
         "pettingzoo donutbox (window)": lambda: aec_steps(
             lambda: aec_env(encoding="window"), args.steps
         ),
@@ -226,6 +249,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "openspiel tic_tac_toe (C++)": lambda: spiel_steps("tic_tac_toe", args.steps * 10),
         "openspiel python_donutbox": lambda: spiel_steps("python_donutbox", args.steps),
     }
+    cases = {name: case for name, case in cases.items() if args.only in name}
     import donutbox.core
 
     core = "compiled (mypyc)" if donutbox.core.compiled else "pure Python"

@@ -218,6 +218,7 @@ def test_every_command_has_help() -> None:
         "bench",
         "play",
         "sim",
+        "tournament",
         "balance",
         "serve",
         "print",

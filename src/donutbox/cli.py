@@ -583,6 +583,120 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder_agents(text: str) -> list[str]:
+    from .ai import agent_info
+    from .ai.catalogue import OPTIONAL, split_budget
+
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    if not 2 <= len(names) <= 16:
+        raise UsageError("--agents must name 2 to 16 agents, e.g. --agents random,greedy,mcts:200")
+    if len(set(names)) != len(names):
+        raise UsageError("--agents: each agent once")
+    for a in names:
+        if a in OPTIONAL:
+            continue
+        try:
+            split_budget(a) if ":" in a else agent_info(a)
+        except DonutboxError as err:
+            raise UsageError(f"--agents: {err}") from None
+    return names
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from .ai.catalogue import OPTIONAL
+    from .lab.sim import Interrupted, run_specs, write_games
+    from .lab.tournament import ladder, ladder_lines, pair_table, round_robin
+
+    agents = _ladder_agents(args.agents)
+    _check_counts(args)
+    options = _agent_options(args)
+    todo = round_robin(agents, args.games, _rules_from(args), args.seed, options)
+    _out_folder(args.out)
+    listed = [a.split(":")[0] for a in agents if a not in OPTIONAL]
+    log = None
+    try:
+        with _open_cluster("tournament", args, options, listed) as cluster:
+            _warn_small_sample("tournament", args.games, "", "the ratings")
+            progress, update = _progress_runner(len(todo), "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                results = run_specs(todo, args.jobs, update, on_result, cluster)
+    except Interrupted as stopped:
+        return _interrupted("tournament", stopped, args.out)
+    finally:
+        if log is not None:
+            log.close()
+    rows = ladder(results, agents)
+    lines = list(ladder_lines(rows, pair_table(results, agents)))
+    for line in lines:
+        print(line)
+    if args.out:
+        out = Path(args.out)
+        written = write_games(list(enumerate(results)), out)
+        path = out / "ladder.md"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(path)
+        path = out / "ladder.json"
+        path.write_text(json.dumps([r.__dict__ for r in rows], indent=1) + "\n", encoding="utf-8")
+        written.append(path)
+        for path in written:
+            print(f"wrote {printable(str(path))}", file=sys.stderr)
+    return 0
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    """``donutbox dataset export``: lab records and (with --include-server)
+    the server's rated games, as rows without names (envs/dataset.py)."""
+    try:
+        from .envs import dataset
+    except ImportError as err:
+        raise UsageError(f"the dataset needs numpy: pip install '.[rl]' ({err})") from None
+    out = Path(args.out)
+    if out.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UsageError("--out *.parquet needs pyarrow: pip install pyarrow") from None
+    if args.server and not args.include_server:
+        raise UsageError(
+            "--server: the server's accounts have no opt-out of research use yet, so its "
+            "games are exported only with --include-server (docs/research.md, 'Game data')"
+        )
+    if not args.lab and not args.server:
+        raise UsageError("nothing to export: give --lab FILE (records.jsonl) and/or --server URL")
+    records: list[Any] = []
+    for name in args.lab or []:
+        try:
+            with Path(name).open(encoding="utf-8") as fh:
+                for k, line in enumerate(fh, 1):
+                    if line.strip():
+                        try:
+                            records.append(json.loads(line))
+                        except json.JSONDecodeError:
+                            raise UsageError(f"--lab {name}: line {k} is not JSON") from None
+        except OSError as err:
+            raise UsageError(f"--lab {name}: {err.strerror or err}") from None
+    rows = list(dataset.rows_from_records(records, "lab"))
+    lab = len(rows)
+    if args.server:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            rows += list(dataset.server_rows(args.server))
+        except SQLAlchemyError as err:
+            reason = str(err).splitlines()[0][:200]
+            raise UsageError(f"--server: cannot read the games ({reason})") from None
+    try:
+        count = dataset.write(rows, out)
+    except OSError as err:
+        raise UsageError(f"--out {args.out}: {err.strerror or err}") from None
+    print(
+        f"wrote {count} games ({lab} from the lab, {count - lab} from the server) to "
+        f"{printable(str(out))}"
+    )
+    return 0
+
+
 def cmd_balance(args: argparse.Namespace) -> int:
     if args.sweep:
         return _cmd_sweep(args)
@@ -758,12 +872,15 @@ def _sweep_command(
     return " ".join(parts)
 
 
-def _add_sim_options(p: argparse.ArgumentParser, games: int, out: str | None, per: str) -> None:
-    p.add_argument(
-        "--players",
-        default="heuristic,heuristic",
-        help="agents in seat order, comma-separated (default heuristic,heuristic)",
-    )
+def _add_sim_options(
+    p: argparse.ArgumentParser, games: int, out: str | None, per: str, players: bool = True
+) -> None:
+    if players:
+        p.add_argument(
+            "--players",
+            default="heuristic,heuristic",
+            help="agents in seat order, comma-separated (default heuristic,heuristic)",
+        )
     p.add_argument(
         "--games", type=int, default=games, help=f"games to play {per} (default {games})"
     )
@@ -1073,6 +1190,43 @@ def build_parser() -> argparse.ArgumentParser:
         help=_DECK_HELP,
     )
     p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser(
+        "tournament",
+        help="round robin of agents with a rating table",
+        description="Every pair of agents plays --games paired games (each deal from both "
+        "seats); a Bradley-Terry fit gives Elo-scale ratings with bootstrap 95% intervals "
+        "(docs/research.md, 'An evaluation ladder').",
+    )
+    p.add_argument(
+        "--agents",
+        required=True,
+        help="agents, comma-separated; a searching agent may take a fixed budget of "
+        "iterations a move as NAME:N, e.g. random,greedy,heuristic,mcts:200,hard",
+    )
+    _add_sim_options(p, 20, None, "per pair", players=False)
+    _add_rule_options(p)
+    p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser(
+        "dataset",
+        help="export finished games for imitation learning",
+        description="export: finished games as rows without names (JSON lines, or Parquet "
+        "with pyarrow): the lab's records and, with --include-server, the server's rated "
+        "games (docs/research.md, 'Game data').",
+    )
+    p.add_argument("action", choices=["export"], help="export (the one action)")
+    p.add_argument(
+        "--lab", action="append", metavar="FILE", help="a records.jsonl of sim or tournament"
+    )
+    p.add_argument("--server", metavar="URL", help="the server's database URL (read only)")
+    p.add_argument(
+        "--include-server",
+        action="store_true",
+        help="export the server's games: its accounts have no opt-out yet (docs)",
+    )
+    p.add_argument("--out", required=True, help="the file to write: *.jsonl or *.parquet")
+    p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser(
         "balance",

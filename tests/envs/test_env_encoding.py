@@ -117,7 +117,7 @@ def _east(game: Game, rng: random.Random) -> None:
 @pytest.mark.parametrize("layout", ["squared-away", "splitzkies"])
 def test_two_player_games_never_exceed_the_bounds_even_one_direction(layout: str) -> None:
     rules = Rules(layout=layout)
-    enc = Encoder(rules, 2)
+    enc = Encoder(rules, 2, observation="board")
     for seed in range(3):
         game = Game.new(rules, 2, seed=seed)
         rng = random.Random(seed)
@@ -205,7 +205,7 @@ def test_places_observation_sees_only_the_players_view() -> None:
 
 def test_observation_layout() -> None:
     game = _play(Rules(), 2, seed=9, plies=30)
-    enc = Encoder(Rules(), 2)
+    enc = Encoder(Rules(), 2, observation="board")
     lay = enc.centred.layout
     obs = enc.observe(game, game.to_move)
     low, high = enc.bounds()
@@ -246,7 +246,7 @@ def test_the_board_holds_every_card_of_one_direction_play(players: int) -> None:
     # 2 + 2 * (26 n - 1) cells of spread at most, + 5 for centring: by hand
     assert default_board(players) == {3: 168, 4: 216}[players]
     rules = Rules(layout="splitzkies")
-    enc = Encoder(rules, players)
+    enc = Encoder(rules, players, observation="board")
     game = Game.new(rules, players, seed=1)
     rng = random.Random(1)
     while not game.finished:
@@ -277,7 +277,7 @@ def _observations_digest() -> str:
                 (4, "squared-away", False, None, 40),  # 2.4 MB observations: a start
             ):
                 rules = Rules(layout=layout)
-                enc = Encoder(rules, players, window=window)
+                enc = Encoder(rules, players, window=window, observation="board")
                 game = Game.new(rules, players, seed=players + 10 * east)
                 rng = random.Random(players)
                 while True:
@@ -332,7 +332,7 @@ def test_cells_kept_between_plies_equal_a_full_pass(
     from donutbox.envs import encoding
 
     rules = Rules(layout=layout)
-    enc = Encoder(rules, players, window=window)
+    enc = Encoder(rules, players, window=window, observation="board")
     fresh = CentredEncoder(players, enc.board, PlacesCodec(rules, players))
     game = Game.new(rules, players, seed=5)
     rng = random.Random(5)

@@ -235,9 +235,12 @@ def test_resample_keeps_what_the_player_knows_and_redraws_the_rest() -> None:
 def test_tensors_are_shaped_and_the_bound_is_the_proven_one() -> None:
     from donutbox.envs.length import max_game_length
 
-    game = _load()
+    game = pyspiel.load_game(NAME, {"observation": "board"})
     assert game.max_game_length() == max_game_length(2) == 4003
-    state = _midgame(1, 30)
+    state = game.new_initial_state()
+    rng = random.Random(1)
+    while state.move_number() < 30 or state.is_chance_node():
+        _random_step(state, rng)
     from open_spiel.python.observation import make_observation
 
     obs = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
@@ -245,6 +248,9 @@ def test_tensors_are_shaped_and_the_bound_is_the_proven_one() -> None:
     assert list(obs.dict) == ["board", "places", "boxes", "features"]
     assert obs.dict["board"].shape == (11, 112, 112)
     assert obs.dict["places"].shape == (128, 19)
+    compact = make_observation(_load(), pyspiel.IIGObservationType(perfect_recall=False))
+    assert list(compact.dict) == ["places", "boxes", "features"]
+    assert compact.dict["places"].shape == (128, 31) and compact.tensor.size == 4632
     info = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     info.set_from(state, 0)
     assert list(info.dict)[-1] == "history"

@@ -188,9 +188,38 @@ def agent_names() -> list[str]:
 OPTIONAL: dict[str, str] = {"ppo": "ppo"}
 
 
+#: The most search iterations a ``name:N`` budget may ask for.
+MAX_ITERATIONS = 10_000_000
+
+
+def split_budget(name: str) -> tuple[str, dict[str, Any]]:
+    """``mcts:200`` -> (``mcts``, ``{"iterations": 200, "seconds": None}``):
+    a searching agent (one the catalogue marks ``timed``) with a fixed
+    number of search iterations a move instead of its time budget.  A name
+    without ``:`` comes back with no options.  InputError (one line) for a
+    budget that is not a whole number from 1 to ``MAX_ITERATIONS`` or an
+    agent that does not search."""
+    base, sep, budget = name.partition(":")
+    if not sep:
+        return name, {}
+    info = agent_info(base)
+    if not info.timed:
+        raise InputError(f"{base} does not search: {name[:40]!r} takes no ':N' budget")
+    if not budget.isdigit() or not 1 <= int(budget) <= MAX_ITERATIONS:
+        raise InputError(
+            f"{name[:40]!r}: the budget after ':' is iterations, 1 to {MAX_ITERATIONS}"
+        )
+    return base, {"iterations": int(budget), "seconds": None}
+
+
 def make_agent(name: str, **options: Any) -> Agent:
     """An agent by name (``random``, ``greedy``, ``heuristic``, ``mcts``) or
-    difficulty level (``easy``, ``medium``, ``hard``, ``expert``); options override."""
+    difficulty level (``easy``, ``medium``, ``hard``, ``expert``); options
+    override.  ``name:N`` (e.g. ``mcts:200``, ``hard:500``) is a searching
+    agent with N iterations a move instead of its time (``split_budget``)."""
+    if isinstance(name, str) and ":" in name:
+        base, budget = split_budget(name)
+        return make_agent(base, **{**budget, **options})
     if isinstance(name, str) and name in OPTIONAL:
         from importlib import import_module
 

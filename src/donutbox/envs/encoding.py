@@ -29,10 +29,13 @@ adversarial play that always extends the counter in one direction
 position beyond them sets ``overflow`` in the environments' ``info`` and
 warns once, instead of hiding it.
 
-**Observation.**  ``planes x W x W`` board cells centred on the bounding box
-of the occupied cells (so the play can drift anywhere: only the spread
-matters), then a candidate block (what each place/box index means), then the
-features of ``observation.py``.  The default board width is a proven
+**Observation.**  ``observation="compact"`` (the default): a candidate
+block (what each place/box index means, each place with the run summaries
+of ``compact.py``), then the features of ``observation.py``: 4,632 floats
+for two players.  ``observation="board"`` puts ``planes x W x W`` board
+cells centred on the bounding box of the occupied cells first (so the play
+can drift anywhere: only the spread matters) and leaves the run summaries
+out.  The default board width is a proven
 bound (``default_board``: 112 / 168 / 216 cells for 2 / 3 / 4 players), so
 every card and every open place of every game is on it; a smaller
 ``window=`` is checked, and anything it misses is flagged in ``info``.
@@ -59,6 +62,7 @@ from ..core.policy import MatchRule
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
 from .codec import ActionCodec, _face, _index, _slot  # one tray/index reading for both encodings
+from .compact import RUN_FEATURES, run_summaries
 from .observation import ObservationEncoder, ObservationLayout
 
 TRAY_SLOTS: Final = GAME_INFO.tray_size
@@ -533,16 +537,27 @@ def box_features(players: int) -> int:
     return 5 + players
 
 
+#: The observations of the ``places`` encoding (module doc).
+OBSERVATIONS: Final = ("compact", "board")
+
+
 @dataclass(frozen=True)
 class CentredLayout:
-    """Shapes of the ``places`` observation: ``board`` (planes x W x W),
-    ``places`` (K x 19), ``boxes`` (B x (5 + n)), ``features`` (as
-    ``observation.py``).  The flat vector is those four, in that order."""
+    """Shapes of the ``places`` observation: ``board`` (planes x W x W; not
+    in the compact observation), ``places`` (K x 19, or K x 31 with the run
+    summaries of the compact one), ``boxes`` (B x (5 + n)), ``features`` (as
+    ``observation.py``).  The flat vector is those parts, in that order."""
 
     players: int
     board: int
     places: int
     boxes: int
+    show_board: bool = True
+
+    @property
+    def place_features(self) -> int:
+        """Numbers per candidate place."""
+        return PLACE_FEATURES if self.show_board else PLACE_FEATURES + RUN_FEATURES
 
     @property
     def planes(self) -> int:
@@ -560,9 +575,9 @@ class CentredLayout:
 
     @cached_property
     def slices(self) -> dict[str, slice]:
-        sizes = [
-            ("board", self.planes * self.board * self.board),
-            ("places", self.places * PLACE_FEATURES),
+        sizes = [("board", self.planes * self.board * self.board)] if self.show_board else []
+        sizes += [
+            ("places", self.places * self.place_features),
             ("boxes", self.boxes * box_features(self.players)),
             ("features", self.feature_layout.feature_size),
         ]
@@ -578,11 +593,13 @@ class CentredLayout:
 
     def part(self, obs: np.ndarray, name: str) -> np.ndarray:
         """``board``, ``places``, ``boxes`` or ``features`` of a flat observation, shaped."""
+        if name not in self.slices:
+            raise ValueError(f"the observation has no {name!r} part: {', '.join(self.slices)}")
         flat = obs[self.slices[name]]
         if name == "board":
             return flat.reshape(self.board_shape)
         if name == "places":
-            return flat.reshape(self.places, PLACE_FEATURES)
+            return flat.reshape(self.places, self.place_features)
         if name == "boxes":
             return flat.reshape(self.boxes, box_features(self.players))
         return flat
@@ -598,6 +615,10 @@ class CentredLayout:
         for name in ("places", "boxes"):
             self.part(low, name)[:, 1:3] = -1.0
             self.part(high, name)[:, 1:3] = 2.0
+        if not self.show_board:  # run summaries: at most every donut (and 4 edges each)
+            self.part(high, "places")[:, PLACE_FEATURES:] = (
+                16 * GAME_INFO.deck_size * self.players / 10
+            )
         boxes = self.part(high, "boxes")
         boxes[:, 3] = 4 * GAME_INFO.deck_size * self.players / 10
         boxes[:, 5:] = 4 * GAME_INFO.deck_size / 10
@@ -695,11 +716,13 @@ class CentredEncoder:
     """Observations of the ``places`` encoding (module doc), from a view or
     from a game and a seat (reading only what that seat's view holds)."""
 
-    def __init__(self, players: int, board: int, codec: PlacesCodec) -> None:
+    def __init__(
+        self, players: int, board: int, codec: PlacesCodec, show_board: bool = True
+    ) -> None:
         if isinstance(board, bool) or not isinstance(board, int) or board < 8 or board % 2:
             raise ValueError(f"board must be an even integer of at least 8, not {board!r}")
         self.codec = codec
-        self.layout = CentredLayout(players, board, codec.places, codec.boxes)
+        self.layout = CentredLayout(players, board, codec.places, codec.boxes, show_board)
         self._features = ObservationEncoder(players, 0)
         self._cell_planes = [_cell_planes(players, board, me) for me in range(players)]
 
@@ -796,11 +819,15 @@ class CentredEncoder:
         n = layout.players
         w = layout.board
         ww = w * w
-        flat = obs[: layout.planes * ww]  # the board planes, flat: plane * W * W + row * W + col
+        drawn = layout.show_board
+        # the board planes, flat: plane * W * W + row * W + col (a dummy if not drawn)
+        flat = obs[: layout.planes * ww] if drawn else np.zeros(1, dtype=np.float32)
         x0, y0, lost, rows, cols, codes, near = self._origin(counter) if origin is None else origin
         offr = y0 + OFFSET
         offc = x0 + OFFSET
-        if rows is not None and cols is not None and codes is not None:
+        if not drawn:
+            pass
+        elif rows is not None and cols is not None and codes is not None:
             # one write: each cell's four planes (flavour, roll, delivered,
             # owner; a plane that does not apply repeats the flavour's)
             planes = self._cell_planes[me]
@@ -808,7 +835,7 @@ class CentredEncoder:
         runs = counter.runs
         mask = STRIDE - 1
         ones: list[int] = []  # board entries set to 1 besides the cells' (when not near)
-        if counter.box_ids:
+        if counter.box_ids and drawn:
             if near:
                 boxed = [cc for rid in counter.box_ids for cc in runs[rid].cells]
                 bc = np.array(boxed, dtype=np.int64)
@@ -827,11 +854,14 @@ class CentredEncoder:
         if tplaces:
             count = len(tplaces)
             reqs = counter.places
-            block = obs[layout.slices["places"]].reshape(layout.places, PLACE_FEATURES)[:count]
+            width = layout.place_features
+            block = obs[layout.slices["places"]].reshape(layout.places, width)[:count]
             # present and the requirement bits in one gather, then row and column
-            block[:] = _PLACE_ROWS[[reqs[p] & 0xFFFF for p in tplaces]]
+            block[:, :PLACE_FEATURES] = _PLACE_ROWS[[reqs[p] & 0xFFFF for p in tplaces]]
             block[:, 1:3] = [(((p >> 22) - offr) / w, ((p & mask) - offc) / w) for p in tplaces]
-            if near:
+            if not drawn:
+                block[:, PLACE_FEATURES:] = run_summaries(counter, tplaces, me)
+            elif near:
                 pc = np.array(tplaces, dtype=np.int64)
                 pr = (pc >> 22) - offr
                 pk = (pc & mask) - offc
@@ -840,7 +870,7 @@ class CentredEncoder:
             else:
                 base = (8 + n) * ww - offr * w - offc
                 ones += [base + (p >> 22) * w + (p & mask) for p in tplaces]
-        if ones:
+        if ones and drawn:
             flat[ones] = 1.0
         if turn.boxes:
             run_of = counter.run_of
@@ -887,17 +917,24 @@ class Encoder:
         window: int | None = None,
         max_places: int | None = None,
         max_boxes: int | None = None,
+        observation: str = "compact",
     ) -> None:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be places or window, not {encoding!r}")
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be compact or board, not {observation!r}")
         self.name = encoding
+        #: ``compact`` or ``board`` (the ``window`` encoding always has its board).
+        self.observation = observation if encoding == "places" else "board"
         self.players = players
         if encoding == "places":
             self.codec: PlacesCodec | ActionCodec = PlacesCodec(
                 rules, players, max_places, max_boxes
             )
             self.board = default_board(players) if window is None else window
-            self.centred = CentredEncoder(players, self.board, self.codec)
+            self.centred = CentredEncoder(
+                players, self.board, self.codec, show_board=observation == "board"
+            )
             self.size = self.centred.layout.size
             self.bounds = self.centred.layout.bounds
         else:

@@ -10,8 +10,9 @@ The learner sits at ``seat`` (default 0; ``None`` draws a seat at each
 reset); every other seat is played by ``donutbox.ai.make_agent(opponent,
 **opponent_options)``, which sees only its own player's view.  The
 observation is the AEC environment's ``observation`` array alone (a flat
-``Box``: ``encoding.py``); the mask is **not** in it, so a network never
-eats it by accident: it is ``info["action_mask"]`` (int8) and
+``Box``: ``encoding.py``, compact unless ``observation="board"``); the
+mask is **not** in it, so a network never eats it by accident: it is
+``info["action_mask"]`` (int8) and
 ``action_masks()`` (booleans, the method sb3-contrib's ``MaskablePPO``
 looks for).  ``info["overflow"]`` / ``info["truncated_encoding"]`` say if
 the encoding could not show or name something (never, in measured games).
@@ -74,6 +75,7 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         encoding: str = "places",
         max_places: int | None = None,
         deck: Composition | Mapping[str, Any] | None = None,
+        observation: str = "compact",
     ) -> None:
         self.rules = make_rules(rules)
         self.deck = make_deck(deck, encoding)
@@ -94,7 +96,9 @@ class DonutboxEnv(gymnasium.Env[Observation, np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be ansi, rgb_array or human, not {render_mode!r}")
         self.render_mode = render_mode
-        self.encoding = Encoder(self.rules, self.players, encoding, window, max_places)
+        self.encoding = Encoder(
+            self.rules, self.players, encoding, window, max_places, observation=observation
+        )
         self.codec = self.encoding.codec
         self.window = self.encoding.board
         low, high = self.encoding.bounds()

@@ -9,8 +9,8 @@ Parameters (all optional): ``players`` (2-4), one per rule option of
 ``donutbox.core.RULE_OPTIONS`` (``match``: ``one-good-match`` or
 ``perfect-match``; ``layout``: ``squared-away`` or ``splitzkies``;
 ``closers``: bool), ``encoding`` (``places``, the default, or ``window``: see
-``encoding.py``) and ``window`` (the board width in cells; 0 for the
-default).
+``encoding.py``), ``observation`` (``compact``, the default, or ``board``)
+and ``window`` (the board width in cells; 0 for the default).
 
 **Chance.** Shuffling is modelled by drawing cards one at a time, uniformly
 from what is left of the player's deck, at the moment a card is first seen:
@@ -26,8 +26,9 @@ yet drawn, so it comes back without a chance node once they are gone.
 has seen, in order (perfect recall): their own draws by face, other players'
 draws as ``?``, the start card, and every move in notation except other
 players' swapped faces.  ``observation_string`` / ``observation_tensor`` are
-the current view only: the tensor of ``encoding.py``, shaped as ``board``
-(planes x W x W), ``places``, ``boxes`` and ``features``.
+the current view only: the tensor of ``encoding.py``, shaped as ``places``,
+``boxes`` and ``features`` (with ``board``, planes x W x W, first under
+``observation="board"``).
 ``information_state_tensor`` is that observation plus a ``history`` block
 (per seat: placements, box-its, swaps and passes made; the ply; the faces
 the player has drawn so far): it summarises the information state (two
@@ -37,11 +38,16 @@ reads another tray or any pile.
 
 ``resample_from_infostate(player, sampler)`` deals a world the player
 cannot tell from this one: everything the player has seen is kept, and the
-cards hidden from them (other players' trays, cards they swapped back, the
-deal's hidden faces) are redrawn uniformly from what those players' decks
-still hold; undrawn cards stay chance outcomes.  (In the resampled state the
-other players' own records of their draws read ``?``: the resample is for
-the player's search, as OpenSpiel's IS-MCTS uses it.)
+cards hidden from them (the faces every other player drew, and so their
+trays and the cards they swapped back) are redrawn consistently with the
+history (``resample.py``): every card they placed was in their tray then,
+and at each of their swaps and passes no card of their tray fitted the
+counter.  Undrawn cards stay chance outcomes.  Each other player's own
+record of their draws and swaps is rewritten to the redrawn faces, so their
+information state in that world determines their legal actions there, as
+OpenSpiel's IS-MCTS (at its default ``allow_inconsistent_action_sets=False``)
+requires.  Should no consistent redraw be found for a player (``TRIES``
+attempts), that player's real cards are kept.
 
 **Actions** are those of the encoding (``encoding.py``);
 ``max_game_length`` is the proven bound of ``length.py`` (4,003 actions for
@@ -62,14 +68,15 @@ import pyspiel
 
 from ..core.cards import STANDARD_DECK
 from ..core.game import Game
-from ..core.moves import SWAP, Move
+from ..core.moves import PASS, SWAP, Move
 from ..core.rules import GAME_INFO, RULE_OPTIONS, Rules
 from ..core.view import PlayerView
 from ..render.text import counter_text
 from .codec import ActionCodec
 from .common import outcome
-from .encoding import PLACE_FEATURES, Encoder, PlacesCodec, box_features, tray_only
+from .encoding import Encoder, PlacesCodec, box_features, tray_only
 from .length import max_game_length
+from .resample import placeable_faces, sample_hidden
 
 SHORT_NAME: Final = "python_donutbox"
 #: Chance outcomes: the distinct faces of the standard deck, sorted.
@@ -86,6 +93,7 @@ DEFAULT_PARAMS: Final[dict[str, Any]] = {
     "players": 2,
     **{option.name: option.default for option in RULE_OPTIONS},
     "encoding": "places",
+    "observation": "compact",
     "window": 0,
 }
 
@@ -129,9 +137,10 @@ class _Config:
         n = self.players
         if enc.name == "places":
             lay = enc.centred.layout
+            board = {"board": lay.board_shape} if lay.show_board else {}
             return {
-                "board": lay.board_shape,
-                "places": (lay.places, PLACE_FEATURES),
+                **board,
+                "places": (lay.places, lay.place_features),
                 "boxes": (lay.boxes, box_features(n)),
                 "features": (lay.feature_layout.feature_size,),
             }
@@ -139,14 +148,16 @@ class _Config:
         return {"board": wl.board_shape, "features": (wl.feature_size,)}
 
 
-_CONFIGS: dict[tuple[Rules, int, str, int], _Config] = {}
+_CONFIGS: dict[tuple[Rules, int, str, int, str], _Config] = {}
 
 
-def _config(rules: Rules, players: int, encoding: str, window: int) -> _Config:
-    key = (rules, players, encoding, window)
+def _config(
+    rules: Rules, players: int, encoding: str, window: int, observation: str = "compact"
+) -> _Config:
+    key = (rules, players, encoding, window, observation)
     found = _CONFIGS.get(key)
     if found is None:
-        enc = Encoder(rules, players, encoding, window or None)
+        enc = Encoder(rules, players, encoding, window or None, observation=observation)
         found = _CONFIGS[key] = _Config(rules, players, enc.board, enc)
     return found
 
@@ -163,7 +174,10 @@ class DonutboxGame(pyspiel.Game):  # type: ignore[misc]
         encoding = str(p["encoding"])
         if encoding not in ("places", "window"):
             raise ValueError(f"params.encoding must be places or window, not {encoding!r}")
-        cfg = _config(rules, players, encoding, int(p["window"]))
+        observation = str(p["observation"])
+        if observation not in ("compact", "board"):
+            raise ValueError(f"params.observation must be compact or board, not {observation!r}")
+        cfg = _config(rules, players, encoding, int(p["window"]), observation)
         info = pyspiel.GameInfo(
             num_distinct_actions=cfg.codec.size,
             max_chance_outcomes=len(FACES),
@@ -201,6 +215,9 @@ class _Core:
         #: What happened, as (player, text for that player, text for the others).
         self.events: list[tuple[int, str, str]] = []
         self.legal_at: tuple[int, Mapping[int, Move]] | None = None
+        #: By ply of each swap and pass: the faces that fitted the counter
+        #: then (public; what a resample of that player must respect).
+        self.placeable: dict[int, frozenset[str]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Core:
         new = _Core.__new__(_Core)
@@ -210,6 +227,7 @@ class _Core:
         new.pending = self.pending
         new.events = self.events[:]
         new.legal_at = None
+        new.placeable = dict(self.placeable)
         return new
 
     def __getstate__(self) -> dict[str, Any]:
@@ -224,7 +242,13 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
     def __init__(self, game: DonutboxGame) -> None:
         super().__init__(game)
         cfg = game.config
-        self._key = (cfg.rules, cfg.players, cfg.encoding.name, cfg.window)
+        self._key = (
+            cfg.rules,
+            cfg.players,
+            cfg.encoding.name,
+            cfg.window,
+            cfg.encoding.observation,
+        )
         self._core = _Core(cfg.players)
 
     @property
@@ -299,6 +323,8 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
             raise ValueError(f"illegal action {action} ({self.config.codec.describe(action)})")
         me = game.to_move
         assert me is not None
+        if move.kind in (SWAP, PASS):
+            core.placeable[game.ply] = placeable_faces(game.counter, game.rules.match_rule, FACES)
         played = game.play(move)
         text = str(played)
         core.events.append(
@@ -466,48 +492,9 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
     def _resample(self, player: int, rng: random.Random) -> DonutboxState:
         new: DonutboxState = self.clone()
         core = new._core
-        cfg = self.config
-        n = cfg.players
-        game = core.game
-        for q in range(n):
-            if q == player:
-                continue
-            # q's cards hidden from the player: where they sit, and the pool
-            pool: list[str] = []
-            for i, c in enumerate(core.undrawn[q]):
-                pool.extend([FACES[i]] * c)
-            spots: list[tuple[str, int]] = []
-            if game is None:
-                lo = TRAY * q
-                for i in range(lo, min(lo + TRAY, len(core.setup))):
-                    spots.append(("setup", i))
-                    pool.append(core.setup[i])
-            else:
-                for i, f in enumerate(game.trays[q]):
-                    if f != HIDDEN:
-                        spots.append(("tray", i))
-                        pool.append(f)
-                for i, f in enumerate(game.piles[q]):
-                    if f != HIDDEN:
-                        spots.append(("pile", i))
-                        pool.append(f)
-            rng.shuffle(pool)
-            for where, i in spots:
-                face = pool.pop()
-                if where == "setup":
-                    core.setup[i] = face
-                elif where == "tray":
-                    assert game is not None
-                    game.trays[q][i] = face
-                else:
-                    assert game is not None
-                    game.piles[q][i] = face
-            left = Multiset(pool)
-            core.undrawn[q] = [left[f] for f in FACES]
-        # the others' own records now read as the player sees them
-        core.events = [
-            (who, own if who == player else public, public) for who, own, public in core.events
-        ]
+        for q in range(self.config.players):
+            if q != player:
+                _redraw(core, q, self.config.players, rng)
         core.legal_at = None
         return new
 
@@ -528,6 +515,46 @@ class DonutboxState(pyspiel.State):  # type: ignore[misc]
                 lines.append(f"player {core.pending} draws")
             lines.append(counter_text(game.counter.donuts()).plain.rstrip("\n"))
         return "\n".join(lines)
+
+
+def _redraw(core: _Core, q: int, players: int, rng: random.Random) -> None:
+    """Redraw the faces ``q`` drew (``resample.py``) in ``core``, in place."""
+    game = core.game
+    pool = Multiset(STANDARD_DECK)
+    if game is None:
+        dealt = len(core.setup[TRAY * q : TRAY * (q + 1)])
+        moves: list[Move] = []
+        pile_start = 0
+    else:
+        dealt = TRAY
+        moves = game.history
+        pile_start = DECK - TRAY - (1 if q == 0 else 0)
+        if q == 0:
+            pool[game.start] -= 1
+    found = sample_hidden(
+        q, players, moves, core.placeable, dealt, pile_start, core.pending == q, pool, rng, HIDDEN
+    )
+    if found is None:
+        return  # keep q's real cards (module doc)
+    draws = iter(found.draws)
+    ply = 0
+    events = []
+    for who, own, public in core.events:
+        if who == q and public == f"{q}+?":
+            own = f"{q}+{next(draws)}"
+        elif who == q and public == f"{q}:swap":
+            own = f"{q}:swap {found.swaps[ply]}"
+        if who >= 0 and ":" in public:
+            ply += 1
+        events.append((who, own, public))
+    core.events = events
+    core.setup[TRAY * q : TRAY * q + dealt] = found.draws[:dealt]
+    core.undrawn[q] = [found.undrawn[f] for f in FACES]
+    if game is not None:
+        game.trays[q] = list(found.tray)
+        game.piles[q] = list(found.pile)
+        for at, face in found.swaps.items():
+            game.history[at] = Move.swap(face)
 
 
 class DonutboxObserver:

@@ -9,8 +9,9 @@
 ...     env.step(action)
 
 Agents are ``player_0`` .. ``player_{n-1}`` in turn order.  Each observation
-is a dict: ``observation`` (``encoding.py``; ``encoding="window"`` gives the
-older fixed window of ``observation.py``) and ``action_mask`` (int8, one
+is a dict: ``observation`` (``encoding.py``: compact by default,
+``observation="board"`` adds the board planes; ``encoding="window"`` gives
+the older fixed window of ``observation.py``) and ``action_mask`` (int8, one
 entry per action; all zero for an agent that is not to move).  Each agent's
 ``info`` has ``overflow`` (what the encoding could not show or name: all 0 in
 every measured game) and ``truncated_encoding`` (True if any of it is not 0).
@@ -64,6 +65,7 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         encoding: str = "places",
         max_places: int | None = None,
         deck: Composition | Mapping[str, Any] | None = None,
+        observation: str = "compact",
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules)
@@ -73,7 +75,9 @@ class DonutboxAEC(AECEnv[str, Observation, int]):  # type: ignore[misc]
         if render_mode is not None and render_mode not in (*draw.RENDER_MODES, "human"):
             raise ValueError(f"render_mode must be ansi, rgb_array or human, not {render_mode!r}")
         self.render_mode = render_mode
-        self.encoding = Encoder(self.rules, self.players, encoding, window, max_places)
+        self.encoding = Encoder(
+            self.rules, self.players, encoding, window, max_places, observation=observation
+        )
         self.codec = self.encoding.codec
         self.window = self.encoding.board
         self.possible_agents = [f"player_{i}" for i in range(self.players)]
@@ -219,6 +223,7 @@ def aec_env(
     encoding: str = "places",
     max_places: int | None = None,
     deck: Composition | Mapping[str, Any] | None = None,
+    observation: str = "compact",
 ) -> AECEnv[str, Observation, int]:
     """The donutbox AEC environment, wrapped in PettingZoo's order checks.
 
@@ -227,7 +232,12 @@ def aec_env(
     the board width in cells (``places``: default 128; ``window``: a
     multiple of 4, default 64 for two players, 88 for three or four);
     ``encoding``: ``places`` (default) or ``window``; ``max_places``: ``K``;
-    ``deck``: a deck composition (docs/deck-lab.md; default the standard deck).
+    ``deck``: a deck composition (docs/deck-lab.md; default the standard deck);
+    ``observation``: ``compact`` (default: candidate places with run
+    summaries, boxes, features; 4,632 floats for two players) or ``board``
+    (the full board planes first).
     """
-    env = DonutboxAEC(rules, players, window, reward, render_mode, encoding, max_places, deck)
+    env = DonutboxAEC(
+        rules, players, window, reward, render_mode, encoding, max_places, deck, observation
+    )
     return wrappers.OrderEnforcingWrapper(env)
