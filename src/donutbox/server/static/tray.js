@@ -2,7 +2,8 @@
 
 import { $, button, h, rotate } from "./dom.js";
 import { store, curtained, myTurn, set, setQuietly } from "./store.js";
-import { cardSvg, faceWords } from "./board.js";
+import { cardSvg, faceWords, spotlight } from "./board.js";
+import { boxWords } from "./places.js";
 import { allowed, tutorialOn } from "./tutorial.js";
 
 export function drawTray(redrawBoard) {
@@ -51,8 +52,11 @@ export function drawActions(send) {
       const box = s.boxes.find((b) => `box@${b.x},${b.y}` === m);
       // Where it is, in words (two boxes may be worth the same) and on the
       // counter while the button is pointed at or focused.
-      const b = button(`Box it: ${box ? `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}` : m}`, () => send(m));
-      const point = (on) => document.querySelectorAll(`#board rect.run[data-box="${m.slice(4)}"]`).forEach((r) => r.classList.toggle("pointed", on));
+      const b = button(`Box it: ${box ? boxWords(s, box) : m}`, () => send(m));
+      const point = (on) => {
+        if (box) spotlight(on ? box.cells : null, "#ff6a00");
+        document.querySelectorAll(`#board rect.run[data-box="${m.slice(4)}"]`).forEach((r) => r.classList.toggle("pointed", on));
+      };
       for (const [type, on] of [["mouseenter", true], ["focus", true], ["mouseleave", false], ["blur", false]]) b.addEventListener(type, () => point(on));
       boxes.append(b);
     } else if (m.startsWith("swap") || m === "pass") {
