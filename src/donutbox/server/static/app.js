@@ -21,8 +21,8 @@ import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
 import { drawSide, drawClocks, drawLastMoves, setReplayer } from "./log.js";
-import { drawReplay, setupReplay, showReplay, step } from "./replay.js";
-import { drawAnalysis, drawBest, setupAnalysis } from "./analysis.js";
+import { drawReplay, plyInLink, setupReplay, showReplay, step } from "./replay.js";
+import { drawAnalysis, drawBest, setupAnalysis, stepMark } from "./analysis.js";
 import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tutorial.js";
 import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
@@ -343,7 +343,9 @@ function setup() {
     const link = parseLink(location.hash);
     if (link) { openOnline(link.id, link.token); return; }
     const id = new URLSearchParams(location.hash.slice(1)).get("game");
-    if (id && (store.online || store.gameId !== id)) load(id).catch((err) => showError(err.message));
+    const linked = plyInLink();
+    if (id && (store.online || store.gameId !== id)) load(id).then(() => openLinkedMove(linked)).catch((err) => showError(err.message));
+    else openLinkedMove(linked);
   });
   $("#btn-rotate").addEventListener("click", turn);
   $("#btn-hint").addEventListener("click", askHint);
@@ -369,6 +371,8 @@ function setup() {
     const s = store.state;
     if (!s || ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) || $("#play").hidden) return;
     if (e.key === "Escape" && store.look) { set({ look: null }); return; }
+    // The review: N and P go to the next and previous marked move.
+    if ((e.key === "n" || e.key === "p") && s.finished && !e.ctrlKey && !e.metaKey && !e.altKey && stepMark(e.key === "n" ? 1 : -1)) { e.preventDefault(); return; }
     // The replay viewer: the arrow keys step through the moves.
     if ((e.key === "ArrowLeft" || e.key === "ArrowRight") && document.activeElement !== boardEl && step(e.key === "ArrowLeft" ? -1 : 1)) {
       e.preventDefault();
@@ -387,8 +391,16 @@ function setup() {
   if (link) { openOnline(link.id, link.token); return; }
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("game");
   const last = fromHash || localStorage.getItem("donutbox.game");
-  if (last) { resumeTutorial(last); load(last).catch(() => show("setup")); }
+  const linked = plyInLink(); // (load() writes the game's own address)
+  if (last) { resumeTutorial(last); load(last).then(() => openLinkedMove(linked)).catch(() => show("setup")); }
   else show("setup");
+}
+
+// A link to a move (`#game=ID&ply=N`, replay.js) of the finished game shown
+// opens the replay at that move.
+function openLinkedMove(link) {
+  const s = store.state;
+  if (link && s && s.id === link.id && s.finished && link.ply <= s.history.length) showReplay(link.ply);
 }
 
 // For tests and the console: what the page shows (read it, do not change it).
