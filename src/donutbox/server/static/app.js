@@ -240,7 +240,7 @@ async function showSaved() {
         await api(`/api/games/${encodeURIComponent(g.id)}`, undefined, undefined, "DELETE");
         if (localStorage.getItem("donutbox.game") === g.id) localStorage.removeItem("donutbox.game");
         li.remove();
-        if (!ul.children.length) ul.textContent = "No saved games yet.";
+        if (!ul.children.length) ul.append(h("li", {}, "No saved games yet."));
       } catch (err) { showError(err.message); }
     });
     li.append(b, del);
@@ -253,7 +253,7 @@ async function showSaved() {
       }).catch(() => {});
     }
   });
-  if (!games.length) ul.textContent = "No saved games yet.";
+  if (!games.length) ul.append(h("li", {}, "No saved games yet."));
   showRemembered();
   show("saved");
 }
@@ -277,7 +277,8 @@ function showRemembered() {
     li.append(x);
     ul.append(li);
   }
-  if (!ul.children.length) ul.textContent = "No online games yet.";
+  // (an item of the list: a list holds items only)
+  if (!ul.children.length) ul.append(h("li", {}, "No online games yet."));
 }
 
 async function exportRecord() {
@@ -315,6 +316,21 @@ async function rematch() {
   } catch (err) { showError(err.message); }
 }
 
+// On a phone the menu is one button that opens the whole of it (no part
+// of it hidden behind a sideways scroll); choosing an item closes it.
+function setupMenu() {
+  const toggle = $("#btn-menu");
+  const nav = $("#menu");
+  const openMenu = (open) => {
+    toggle.setAttribute("aria-expanded", String(open));
+    nav.classList.toggle("open", open);
+  };
+  toggle.addEventListener("click", () => openMenu(toggle.getAttribute("aria-expanded") !== "true"));
+  nav.addEventListener("click", (e) => { if (e.target.closest("button")) openMenu(false); });
+  nav.addEventListener("change", () => openMenu(false));
+  addEventListener("keydown", (e) => { if (e.key === "Escape" && nav.classList.contains("open")) { openMenu(false); toggle.focus(); } });
+}
+
 // -- wiring -----------------------------------------------------------------------------
 
 function setup() {
@@ -329,6 +345,7 @@ function setup() {
   setupSound();
   $("#look-back").addEventListener("click", () => set({ look: null }));
   const board = setupBoard(redrawBoard);
+  setupMenu();
   $("#btn-new").addEventListener("click", () => show("setup"));
   $("#btn-games").addEventListener("click", showSaved);
   $("#btn-rules").addEventListener("click", showRules);
