@@ -170,3 +170,32 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
         path=str(SHOTS / f"board-50-{'phone' if width < 600 else 'desktop'}.png"),
     )
     page.context.close()
+
+
+def test_every_menu_item_is_on_a_phone_screen(live: str, chromium: Any) -> None:
+    # Issue 33, item 6: at 390 px the header hid Community, How to play and
+    # Sound behind a sideways scroll.  Now Tutorial and Community are in
+    # the header's row and "More" opens every other item, each wholly on
+    # the screen; choosing one closes the menu.
+    page = page_for(chromium, live + "/", width=390)
+    expect(page.locator("#setup")).to_be_visible()
+    items = ["Tutorial", "New game", "Saved games", "How to play", "Community", "♪ Sound off"]
+
+    def on_screen(name: str) -> bool:
+        box = page.get_by_role("button", name=name, exact=True).bounding_box()
+        return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+
+    assert on_screen("Tutorial") and on_screen("Community")
+    more = page.get_by_role("button", name="☰ More")
+    expect(more).to_have_attribute("aria-expanded", "false")
+    more.click()
+    expect(more).to_have_attribute("aria-expanded", "true")
+    for name in items:
+        expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
+        assert on_screen(name), name
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.get_by_role("button", name="How to play", exact=True).click()
+    expect(page.locator("#rules")).to_be_visible()
+    expect(more).to_have_attribute("aria-expanded", "false")
+    expect(page.get_by_role("button", name="Saved games", exact=True)).to_be_hidden()
+    page.context.close()
