@@ -169,6 +169,10 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
         animations="disabled",
         path=str(SHOTS / f"board-50-{'phone' if width < 600 else 'desktop'}.png"),
     )
+    if width > 600:
+        page.emulate_media(color_scheme="dark", reduced_motion="reduce")
+        page.locator("#open-boxes button").first.hover()
+        page.screenshot(animations="disabled", path=str(SHOTS / "board-50-dark.png"))
     page.context.close()
 
 

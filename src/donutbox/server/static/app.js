@@ -223,6 +223,10 @@ async function showSaved() {
   // The score and whose turn come from each game's state (the list has
   // neither): asked for the first ones shown.
   const DETAILED = 20;
+  // The tutorial's game is the tutorial's, not a saved game.
+  let tutorials = [];
+  try { tutorials = JSON.parse(localStorage.getItem("donutbox.tutorials") || "[]"); } catch (err) { /* private mode */ }
+  games = games.filter((g) => !tutorials.includes(g.id));
   games.forEach((g, i) => {
     const li = h("li", { className: "saved" });
     const when = g.updated ? new Date(g.updated).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
@@ -307,8 +311,14 @@ async function rematch() {
   } else {
     body.opponent = s.seats.find((kind) => kind !== "human");
     body.human_seat = (humans[0] + 1) % n;
+    // Every name moves with its player (the human's own too), and the
+    // thinking time chosen on the form stays (the state does not carry it).
+    body.names = s.players.map((_, p) => s.players[(p + n - 1) % n]);
     const a = agent(body.opponent);
-    if (a && a.timed && a.default_seconds) body.seconds = a.default_seconds;
+    const form = $("#new-game");
+    const chosen = form.elements.opponent.value === body.opponent ? Number(form.elements.seconds.value) : NaN;
+    if (a && a.timed) body.seconds = Number.isFinite(chosen) && chosen > 0 ? chosen : a.default_seconds;
+    if (body.seconds === undefined || body.seconds === null) delete body.seconds;
   }
   try {
     const game = await api("/api/games", body);

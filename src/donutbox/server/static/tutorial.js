@@ -63,7 +63,12 @@ export async function startTutorial(load) {
     const record = await api("/static/tutorial/deal.json");
     const game = await api("/api/games/import", record);
     setQuietly({ tutorial: { id: game.id, step: 0, played: -1 } }); // shown by the load
-    try { localStorage.setItem(KEY, game.id); } catch (err) { /* private mode */ }
+    try {
+      localStorage.setItem(KEY, game.id);
+      // Every tutorial game of this browser (the last 50): Saved games leaves them out.
+      const all = JSON.parse(localStorage.getItem(`${KEY}s`) || "[]");
+      localStorage.setItem(`${KEY}s`, JSON.stringify([...all, game.id].slice(-50)));
+    } catch (err) { /* private mode */ }
     await load(game.id);
   } catch (err) { showError(`tutorial: ${err.message}`); }
 }
