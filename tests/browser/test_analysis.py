@@ -163,5 +163,15 @@ def test_review_keeps_the_graph_and_moves_while_stepping_from_mark_to_mark(
     other = page_for(chromium, f"{live}/{href}", done["owner_token"])
     expect(other.locator("#rp-ply")).to_have_text("move 3 of 14")
     expect(other.locator("#analysis-graph")).to_be_visible()
-    page.context.close()
     other.context.close()
+    # Play it out from the position before the mistake (after move 2): a
+    # new practice game against the AI, Player 1 to move with the box to
+    # take (the contested box, conftest).
+    page.get_by_role("slider", name="Move").fill("2")
+    expect(page.locator("#rp-ply")).to_have_text("move 2 of 14")
+    page.get_by_role("button", name="Play it out from here").click()
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    expect(page.locator("#notes")).to_contain_text("Practice game")
+    expect(page.locator("#boxes button")).to_have_count(1)
+    expect(page.locator("#boxes button")).to_contain_text("Box it: 6 Chocolate Cruller, 12 pts")
+    page.context.close()

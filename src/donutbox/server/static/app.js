@@ -341,6 +341,20 @@ function setupMenu() {
   addEventListener("keydown", (e) => { if (e.key === "Escape" && nav.classList.contains("open")) { openMenu(false); toggle.focus(); } });
 }
 
+// Play the replay's position out against the AI (the form's level if one
+// is chosen there, else the catalogue's middle level): a new practice game.
+async function playOut() {
+  const r = store.replay, s = store.state;
+  if (!r || !s) return;
+  const picked = agent($("#new-game").elements.opponent.value);
+  const middle = store.meta.agents.find((a) => a.level === 2) || store.meta.agents[0];
+  const opponent = (picked || middle).name;
+  try {
+    const game = await api(`/api/games/${encodeURIComponent(s.id)}/play-out`, { ply: r.ply, opponent });
+    await load(game.id);
+  } catch (err) { showError(err.message); }
+}
+
 // -- wiring -----------------------------------------------------------------------------
 
 function setup() {
@@ -382,6 +396,7 @@ function setup() {
   $("#btn-undo").addEventListener("click", undo);
   $("#btn-export").addEventListener("click", exportRecord);
   $("#btn-rematch").addEventListener("click", rematch);
+  $("#rp-play-out").addEventListener("click", playOut);
   $("#btn-end-new").addEventListener("click", () => show("setup"));
   $("#import").addEventListener("change", async (e) => {
     const file = e.target.files[0];

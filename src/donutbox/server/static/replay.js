@@ -36,6 +36,8 @@ export function drawReplay() {
   slider.setAttribute("aria-valuetext", `move ${r.ply} of ${r.of}`);
   $("#rp-prev").disabled = r.ply <= 0;
   $("#rp-next").disabled = r.ply >= r.of;
+  // Playing it out: a local game, from a position with a move to make.
+  $("#rp-play-out").hidden = Boolean(store.online) || r.ply >= r.of;
   // A link to this move (a local game's: an online game's address is its
   // invite link, a secret of its own); the address bar follows the move.
   const link = $("#rp-link");
