@@ -203,3 +203,34 @@ def test_every_menu_item_is_on_a_phone_screen(live: str, chromium: Any) -> None:
     expect(more).to_have_attribute("aria-expanded", "false")
     expect(page.get_by_role("button", name="Saved games", exact=True)).to_be_hidden()
     page.context.close()
+
+
+def test_a_move_that_starts_the_final_lap_is_announced_before_it(live: str, chromium: Any) -> None:
+    # Issue 33, item 8.  Ann's deck of 7: the start card, a tray of 4 and 2
+    # in her pile; after her first card she has drawn one (pile 1).  Bob
+    # cannot place (CCCC only, no C on the counter's edge he could reach
+    # after Ann's BBBB... he swaps).  Now Ann's next card draws her last:
+    # RULES.md section 8, that starts the Final Lap.
+    record = {
+        "format": "donutbox/1",
+        "players": ["Ann", "Bob"],
+        "decks": [["CCCC", "CCCC", "BBBB", "BBBB", "BBBB", "CCCC", "CCCC"], ["CCCC"] * 6],
+        "moves": ["BBBB@0,-2/0", "swap CCCC"],
+    }
+    state = post(live + "/api/games/import", record)
+    page = page_for(chromium, f"{live}/#game={state['id']}", state["owner_token"])
+    expect(page.locator("#status")).to_contain_text("Your turn, Ann")
+    warning = page.locator("#lap-warning")
+    expect(warning).to_be_visible()
+    expect(warning).to_contain_text("starts the Final Lap")
+    expect(page.locator("#banner")).to_be_hidden()
+    # (a card that fits somewhere: the first tray card with a place shown)
+    cards = page.locator("#tray .card")
+    for i in range(cards.count()):
+        cards.nth(i).click()
+        if page.locator("#board .ghost").count():
+            break
+    page.locator("#board .ghost").first.dispatch_event("click")
+    expect(page.locator("#banner")).to_contain_text("Final Lap")
+    expect(warning).to_be_hidden()
+    page.context.close()

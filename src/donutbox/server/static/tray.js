@@ -36,6 +36,11 @@ export function canUndo(s) {
   return s.history.some((_, ply) => s.seats[ply % n] === "human");
 }
 
+// Whether the viewer (in hotseat: whoever holds the device) is to move.
+function myTurnHere(s) {
+  return s.mode === "hotseat" ? !s.finished && s.to_move !== null : myTurn(s);
+}
+
 // `send(move)` plays a move.
 export function drawActions(send) {
   const s = store.state;
@@ -63,6 +68,12 @@ export function drawActions(send) {
       extra.append(button(m === "pass" ? "Pass" : `Swap ${m.slice(5)}`, () => send(m)));
     }
   }
+  // Placing a card draws; drawing the last card of the pile starts the
+  // Final Lap (RULES.md section 8): said before the move, not after.
+  const me = s.mode === "hotseat" ? s.to_move : s.player;
+  const lastDraw = playing && !cover && myTurnHere(s) && s.final_lap_turns === null && s.pile_sizes[me] === 1;
+  $("#lap-warning").hidden = !lastDraw;
+  $("#lap-warning").textContent = lastDraw ? `Placing a card now draws the last card of your pile: that starts the Final Lap, and every other player gets one more turn (Box it draws nothing).` : "";
   $("#btn-rotate").hidden = s.player < 0 || cover || !playing;
   $("#btn-undo").hidden = !playing || !canUndo(s) || tutorialOn();
   // Hints are for local games: online, the opponent has not agreed to them.
