@@ -37,7 +37,10 @@ export function drawSide() {
   s.players.forEach((name, p) => {
     const tr = h("tr");
     if (s.to_move === p && !s.finished) tr.className = "turn";
-    const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
+    // An AI seat's agent after its name, unless the name says it already
+    // ("Hard 2", not "Hard 2 (hard)").
+    const agentName = s.seats[p] === "human" ? "" : s.seats[p];
+    const who = !agentName || name.toLowerCase().includes(agentName.toLowerCase()) ? "" : ` (${agentName})`;
     const first = h("td", { className: "who" });
     // A long name is cut with an ellipsis on screen; its full text stays
     // the cell's text (what a screen reader reads) and its tooltip.
