@@ -170,7 +170,7 @@ def test_cli_json_graph_and_progress(tmp_path: Path) -> None:
     for m in data["moves"]:
         assert 0 <= m["after"] <= 1 and 0 <= m["before"] <= 1
         assert m["drop"] == pytest.approx(max(0.0, m["before"] - m["after"]), abs=2e-4)
-        assert m["mark"] == mark(m["drop"])
+        assert m["mark"] == mark(m["drop"], m["points_lost"])
     assert [s["moves"] for s in data["summary"]] == [3, 3]
     assert "move 6 of 6" in proc.stderr
     assert graph.read_text().lstrip().startswith("<?xml")
