@@ -164,6 +164,17 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     assert _spot_cells(page) == {(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)}
     assert all(r["inside"] for r in _visible(page, "#board .spot rect"))
     page.mouse.move(0, 0)
+    # 5. A move of the log (Ann's first card, far from the last move): its
+    # card is picked out, the view moved to it.
+    first = PLACE_RE.match(str(game.history[0]))
+    assert first is not None
+    fx, fy = int(first.group(2)), int(first.group(3))
+    entry = page.locator("#log li button.say").first
+    assert f"({fx},{fy})" in entry.inner_text()
+    entry.hover()
+    assert _spot_cells(page) == {(fx, fy), (fx + 1, fy), (fx, fy + 1), (fx + 1, fy + 1)}
+    assert all(r["inside"] for r in _visible(page, "#board .spot rect"))
+    page.mouse.move(0, 0)
     page.get_by_role("button", name="fit").click()
     page.screenshot(
         animations="disabled",
