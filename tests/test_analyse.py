@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import donutbox
-from donutbox.ai.analysis import analyse_game, analyse_move, mark
+from donutbox.ai.analysis import POINT_MARKS, analyse_game, analyse_move, margin, mark
 from donutbox.core import STANDARD_DECK, Move, dump
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -42,6 +42,25 @@ def test_marks_by_the_documented_thresholds() -> None:
     assert mark(0.2999) == "mistake"
     assert mark(0.30) == "blunder"
     assert mark(0.9) == "blunder"
+
+
+def test_points_lost_mark_moves_in_a_game_already_lost() -> None:
+    # The thresholds in points: what each drop costs in an even game, from
+    # 0.5 + d/2 to 0.5 - d/2, by hand: 40 * ln(0.55/0.45) = 8.03,
+    # 40 * ln(0.6/0.4) = 16.22, 40 * ln(0.65/0.35) = 24.76.
+    assert dict(POINT_MARKS) == {"inaccuracy": 8.0, "mistake": 16.2, "blunder": 24.8}
+    squash = lambda m: 1 / (1 + math.exp(-m / 20))  # noqa: E731 (mcts._squash, scale 20)
+    assert abs(margin(squash(-37.5)) + 37.5) < 1e-9
+    # A game lost by 100 points: giving a 12-point box away (a 24-point
+    # swing) barely moves the chance (0.0067 -> 0.0006), which alone marks
+    # nothing; in points it is a mistake.
+    before, after = squash(-100), squash(-124)
+    assert before - after < 0.01 and mark(before - after) is None
+    lost = margin(before) - margin(after)
+    assert abs(lost - 24) < 1e-6
+    assert mark(before - after, lost) == "mistake"
+    assert mark(0.0, 8.0) == "inaccuracy" and mark(0.0, 7.9) is None
+    assert mark(0.0, 24.8) == "blunder"
 
 
 def _contested_box() -> donutbox.Game:
@@ -73,7 +92,10 @@ def test_giving_a_contested_box_away_is_marked() -> None:
     assert swap.after < 0.5 < swap.before
     assert abs(swap.drop - swing) < 0.05
     assert swap.mark in ("mistake", "blunder")
-    assert swap.mark == mark(swap.drop)
+    assert swap.mark == mark(swap.drop, swap.points_lost)
+    # The same swing in points: about 24 (the squash undone), at least a
+    # mistake's 16.2.
+    assert 16.2 <= swap.points_lost <= 40
     boxed = analyse_move(game, Move("box", "", 3, 0), iterations=300)
     assert boxed.best == boxed.move == "box@3,0"
     assert boxed.drop == 0 and boxed.mark is None
@@ -148,7 +170,7 @@ def test_cli_json_graph_and_progress(tmp_path: Path) -> None:
     for m in data["moves"]:
         assert 0 <= m["after"] <= 1 and 0 <= m["before"] <= 1
         assert m["drop"] == pytest.approx(max(0.0, m["before"] - m["after"]), abs=2e-4)
-        assert m["mark"] == mark(m["drop"])
+        assert m["mark"] == mark(m["drop"], m["points_lost"])
     assert [s["moves"] for s in data["summary"]] == [3, 3]
     assert "move 6 of 6" in proc.stderr
     assert graph.read_text().lstrip().startswith("<?xml")

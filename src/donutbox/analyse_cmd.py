@@ -24,8 +24,9 @@ def add_analyse(sub: Any) -> None:
         description="For each move of the game, searched from the mover's own view "
         "(never the hidden cards): the mover's estimated winning chance with the best "
         "move found and with the move played, the best move, and a mark: inaccuracy, "
-        "mistake or blunder for a drop of 0.10, 0.20 or 0.30. Progress on standard "
-        "error; the table (or --json) on standard output.",
+        "mistake or blunder for a drop of 0.10, 0.20 or 0.30, or a loss of 8.0, 16.2 or "
+        "24.8 points, whichever is worse. Progress on standard error; the table (or "
+        "--json) on standard output.",
     )
     p.add_argument("record", help="a game record (JSON file, or - for standard input)")
     p.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,14 @@ def test_a_marked_move_in_the_log_and_its_best_alternative_on_the_board(
     expect(page.locator("#log li:nth-child(n+4) .flag")).to_have_count(0)
     third.locator("button.say").click()
     expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
-    expect(page.locator("#analysis-best")).to_contain_text("the best was box@3,0")
+    # The best alternative in words, from the position before the move:
+    # boxing the 6 Chocolate Cruller (a Cinnamon Roll among them) for 12.
+    expect(page.locator("#analysis-best")).to_contain_text(
+        re.compile(
+            r"Best: box the 6 Chocolate Cruller (at the [a-z ]+|in the middle)"
+            r" \(3,0\) for 12 instead"
+        )
+    )
     # seen beside the replay's controls (the end's summary is hidden now)
     expect(page.locator("#analysis-best")).to_be_visible()
     best = page.locator("#board rect.best-move")
@@ -83,7 +91,7 @@ def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
         "Analysis done: 14 of 14 moves", timeout=60_000
     )
     page.screenshot(animations="disabled", path=str(SHOTS / "analysis.png"))
-    dot = page.locator('#analysis-graph circle.marked[data-ply="2"]')
+    dot = page.locator('#analysis-graph .marked[data-ply="2"]')
     expect(dot).to_have_count(1)
     dot.focus()
     page.keyboard.press("Enter")
@@ -97,4 +105,73 @@ def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
     assert box is not None
     graph.click(position={"x": box["width"] - 2, "y": box["height"] / 2})
     expect(page.locator("#rp-ply")).to_have_text("move 14 of 14")
+    page.context.close()
+
+
+def test_review_keeps_the_graph_and_moves_while_stepping_from_mark_to_mark(
+    live: str, chromium: Any
+) -> None:
+    # The contested box (conftest): move 3, player 0's swap, is the one
+    # marked move (the test above); the graph, the per-player figures and
+    # the move list stay on screen while the replay steps, by keyboard too;
+    # the address names the move and opens it again.
+    done = post(live + "/api/games/import", contested_box_record())
+    page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
+    page.get_by_role("button", name="Analyse", exact=True).click()
+    expect(page.locator("#analysis-progress")).to_have_text(
+        "Analysis done: 14 of 14 moves", timeout=60_000
+    )
+    legend = page.locator(".analysis-legend li")
+    expect(legend).to_have_count(2)
+    expect(legend.nth(0)).to_contain_text(re.compile(r"Player 1: \d+(\.\d)? points lost"))
+    # The marked moves, as the server's analysis has them (1-based).
+    req = urllib.request.Request(
+        f"{live}/api/games/{done['id']}/analysis",
+        headers={"Authorization": f"Bearer {done['owner_token']}"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        marked = [m["ply"] + 1 for m in json.loads(r.read())["moves"] if m["mark"]]
+    assert 3 in marked
+    page.click("#btn-replay")
+    graph = page.locator("#analysis-graph")
+    log = page.locator("#log")
+    # N steps through the marked moves, from the start, and no further.
+    page.locator("#rp-next").focus()
+    for ply in marked:
+        page.keyboard.press("n")
+        expect(page.locator("#rp-ply")).to_have_text(f"move {ply} of 14")
+        expect(page.locator("#analysis-best")).to_be_visible()
+        expect(graph).to_be_in_viewport()
+        expect(log).to_be_visible()
+    page.keyboard.press("n")
+    expect(page.locator("#rp-ply")).to_have_text(f"move {marked[-1]} of 14")
+    # An arrow steps one move; P goes back to the marked one before.
+    if marked[-1] < 14:
+        page.keyboard.press("ArrowRight")
+        expect(page.locator("#rp-ply")).to_have_text(f"move {marked[-1] + 1} of 14")
+        expect(graph).to_be_in_viewport()
+        expect(log).to_be_visible()
+        page.keyboard.press("p")
+        expect(page.locator("#rp-ply")).to_have_text(f"move {marked[-1]} of 14")
+    page.get_by_role("slider", name="Move").fill("3")
+    expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
+    page.screenshot(animations="disabled", path=str(SHOTS / "review.png"))
+    # A link to the move: the address names it, and opens it in a new page.
+    link = page.get_by_role("link", name="Link to this move")
+    href = link.get_attribute("href")
+    assert href == f"#game={done['id']}&ply=3"
+    other = page_for(chromium, f"{live}/{href}", done["owner_token"])
+    expect(other.locator("#rp-ply")).to_have_text("move 3 of 14")
+    expect(other.locator("#analysis-graph")).to_be_visible()
+    other.context.close()
+    # Play it out from the position before the mistake (after move 2): a
+    # new practice game against the AI, Player 1 to move with the box to
+    # take (the contested box, conftest).
+    page.get_by_role("slider", name="Move").fill("2")
+    expect(page.locator("#rp-ply")).to_have_text("move 2 of 14")
+    page.get_by_role("button", name="Play it out from here").click()
+    expect(page.locator("#status")).to_contain_text("Your turn, Player 1")
+    expect(page.locator("#notes")).to_contain_text("Practice game")
+    expect(page.locator("#boxes button")).to_have_count(1)
+    expect(page.locator("#boxes button")).to_contain_text("Box it: 6 Chocolate Cruller, 12 pts")
     page.context.close()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import page_for, post
+from conftest import contested_box_record, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
@@ -101,5 +101,87 @@ def test_every_screen_passes_an_axe_scan(live: str, chromium: Any) -> None:
     expect(watcher.locator("#role")).to_have_text("Spectating")
     found["spectator"] = _serious(watcher)
     watcher.context.close()
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, json.dumps(bad, indent=1)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "width"), [("light", 1280), ("dark", 1280), ("light", 390), ("dark", 390)]
+)
+def test_every_screen_in_light_and_dark_on_desktop_and_phone(
+    live: str, chromium: Any, scheme: str, width: int
+) -> None:
+    """The first screen, How to play, the tutorial, the table of a 48-move
+    game, Saved games, the replay, the analysis (and a marked move in it),
+    sign-in, the lobby and the community's pages: no serious or critical
+    violation in the system's light or dark setting, on a desktop or a
+    phone."""
+    from test_board_scale import fifty_move_game
+
+    from donutbox.core import dump
+
+    found: dict[str, list[str]] = {}
+    page = page_for(chromium, "about:blank", width=width)
+    page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+    page.goto(live + "/")
+    expect(page.locator("#new-game select[name=match]")).to_be_attached()
+    found["first screen"] = _serious(page)
+    menu = page.locator("#btn-menu")
+
+    def nav(name: str) -> None:
+        if menu.is_visible():
+            menu.click()
+        page.get_by_role("button", name=name, exact=True).click()
+
+    nav("How to play")
+    expect(page.locator("#rules-card h3").first).to_be_visible()
+    found["how to play"] = _serious(page)
+    nav("Tutorial")
+    expect(page.locator("#tutorial")).to_contain_text("Welcome")
+    found["tutorial"] = _serious(page)
+    record = dump(fifty_move_game())
+    token = page.evaluate("() => localStorage.getItem('donutbox.owner')")
+    cut = {**record, "moves": record["moves"][:48]}
+    playing = post(live + "/api/games/import", cut, token)
+    page.goto(f"{live}/#game={playing['id']}")
+    expect(page.locator("#status")).to_contain_text("Ann")
+    found["table"] = _serious(page)
+    nav("Saved games")
+    expect(page.locator("#saved-list li").first).to_be_visible()
+    found["saved games"] = _serious(page)
+    done = post(live + "/api/games/import", record, token)
+    page.goto(f"{live}/#game={done['id']}")
+    expect(page.locator("#summary")).to_be_visible()
+    found["end"] = _serious(page)
+    page.click("#btn-replay")
+    page.get_by_role("slider", name="Move").fill("30")
+    expect(page.locator("#rp-ply")).to_have_text("move 30 of 50")
+    found["replay"] = _serious(page)
+    contested = post(live + "/api/games/import", contested_box_record(), token)
+    page.goto(f"{live}/#game={contested['id']}")
+    page.get_by_role("button", name="Analyse", exact=True).click()
+    expect(page.locator("#analysis-progress")).to_have_text(
+        "Analysis done: 14 of 14 moves", timeout=60_000
+    )
+    found["analysis"] = _serious(page)
+    page.click("#btn-replay")
+    page.keyboard.press("n")
+    expect(page.locator("#analysis-best")).to_be_visible()
+    found["analysis, a marked move"] = _serious(page)
+    nav("Community")
+    expect(page.locator("#sign-in")).to_be_visible()
+    found["sign-in"] = _serious(page)
+    name = f"axe{scheme[0]}{width}{token[:6]}".replace("-", "_")[:20]
+    page.fill("#sign-in input[name=name]", name)
+    page.fill("#sign-in input[name=password]", "a long enough password")
+    page.click("#btn-sign-up")
+    expect(page.locator("#community [data-tab=lobby]")).to_be_visible()
+    expect(page.locator("#community")).not_to_contain_text("Loading the lobby")
+    found["lobby"] = _serious(page)
+    page.click("#community [data-tab=leaderboard]")
+    found["leaderboard"] = _serious(page)
+    page.click("#community [data-tab=profile]")
+    found["my games"] = _serious(page)
+    page.context.close()
     bad = {k: v for k, v in found.items() if v}
     assert not bad, json.dumps(bad, indent=1)

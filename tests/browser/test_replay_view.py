@@ -34,8 +34,8 @@ def test_the_replay_shows_each_moves_own_if_ended_now_and_open_boxes(
     expect(page.locator("#scores td.ifnow")).to_have_text(["→ 17", "→ 12"])
     boxes = page.locator("#open-boxes li")
     expect(boxes).to_have_count(2)
-    expect(boxes.nth(0)).to_contain_text("6 donuts, 12 pts at 3,0")
-    expect(boxes.nth(1)).to_contain_text("5 donuts, 5 pts at 0,0")
+    expect(boxes.nth(0)).to_contain_text("6 Chocolate Cruller, 12 pts, ")
+    expect(boxes.nth(1)).to_contain_text("5 Blueberry Glaze, 5 pts, ")
     # and on the counter, each open box's value at its first donut
     expect(page.locator("#board g.badge text")).to_have_text(["5", "12", "="])
     slider.fill("4")

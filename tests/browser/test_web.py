@@ -118,10 +118,10 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         state.get("owner_token"),
         viewport={"width": 390, "height": 844},
     )
-    page.wait_for_selector("text=Box it: 8 donuts, 8 pts at 0,0")
+    page.wait_for_selector("text=Box it: 8 Chocolate Cruller, 8 pts, in the middle (0,0)")
     assert "0 pts" in page.locator("#scores tbody tr >> nth=0").inner_text()
     # Focusing the button picks out the box's 8 donuts on the counter.
-    page.focus("text=Box it: 8 donuts, 8 pts at 0,0")
+    page.focus("text=Box it: 8 Chocolate Cruller, 8 pts, in the middle (0,0)")
     assert page.locator("#board rect.run.pointed").count() == 8
     page.focus("#board")
     assert page.locator("#board rect.run.pointed").count() == 0
@@ -129,7 +129,7 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     page.locator("#board rect[stroke='#ffb000']").first.click()
     info = page.locator("#preview").inner_text()
     assert "8 donuts worth 8 points" in info and "Ann 4, Bob 0, start card 4" in info
-    page.click("text=Box it: 8 donuts, 8 pts at 0,0")
+    page.click("text=Box it: 8 Chocolate Cruller, 8 pts, in the middle (0,0)")
     page.wait_for_function(
         "() => document.querySelector('#scores tbody tr').innerText.includes('8 pts')"
     )
@@ -138,7 +138,8 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
     # The log says it in words, with the notation beside.
     last = page.locator("#log li >> nth=2")
     assert (
-        last.locator(".say").inner_text() == "Ann boxed the run at 0,0: 8 donuts, 8 points to Ann."
+        last.locator(".say").inner_text()
+        == "Ann boxed the Chocolate Cruller run in the middle (0,0): 8 donuts, 8 points to Ann."
     )
     assert last.locator("code").inner_text() == "box@0,0"
     page.screenshot(animations="disabled", path=str(SHOTS / "phone-box-it.png"), full_page=True)

@@ -62,7 +62,7 @@ def _server_db(tmp_path: Path) -> str:
     from sqlalchemy.orm import Session
 
     from donutbox.server.accounts import CommunityBase, UserRow
-    from donutbox.server.ratings import CommunityGameRow
+    from donutbox.server.ratings.service import CommunityGameRow
     from donutbox.server.storage import Base, GameRow
 
     url = f"sqlite:///{tmp_path / 'server.db'}"

@@ -187,13 +187,13 @@ def test_png_of_the_counter_shows_the_cards() -> None:
 
 
 def test_palette_is_the_decks_and_flavours_as_json() -> None:
-    # One palette for page, SVG and PDF: player i is deck i (green, red,
+    # One palette for page, SVG and PDF: player i is deck i (green, orange,
     # purple, black, as the PDF's card backs are named), each with its mark.
     p = look.palette()
     assert json.loads(json.dumps(p)) == p
     assert [(d["name"], d["mark"]) for d in p["players"]] == [
         ("green", "circle"),
-        ("red", "triangle"),
+        ("orange", "triangle"),
         ("purple", "square"),
         ("black", "diamond"),
     ]

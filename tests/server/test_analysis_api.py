@@ -23,6 +23,7 @@ MOVE_KEYS = {
     "move",
     "before",
     "after",
+    "points_lost",
     "best",
     "best_value",
     "drop",
@@ -72,7 +73,7 @@ def test_analyse_a_finished_game(client: TestClient) -> None:
         assert m["ply"] == ply and m["player"] == ply % 2
         # one legal move: the move played is the best, nothing lost
         assert m["move"] == m["best"] == "swap BBBB" and m["choices"] == 1
-        assert m["drop"] == 0 and m["mark"] is None
+        assert m["drop"] == 0 and m["points_lost"] == 0 and m["mark"] is None
         assert 0.0 <= m["after"] <= 1.0
     assert [s["moves"] for s in doc["summary"]] == [5, 5]
     # asked again: already done, nothing started

@@ -12,7 +12,14 @@ From the root's candidates:
 - ``best`` / ``best_value``: the search's choice and its value (the same as
   the move played when the mover agreed with it);
 - ``drop`` = max(0, before - after), and a mark by the drop (``MARKS``):
-  ``inaccuracy`` from 0.10, ``mistake`` from 0.20, ``blunder`` from 0.30.
+  ``inaccuracy`` from 0.10, ``mistake`` from 0.20, ``blunder`` from 0.30;
+- ``points_lost``: the same two values as expected-score margins (the
+  squash undone: ``20 * ln(v / (1 - v))``), their difference, at least 0.
+  Once a game is lost (or won) a worse move hardly changes the winning
+  chance, but it still costs points: a move is marked by whichever is the
+  worse of its drop and its points lost, the points thresholds being what
+  each drop costs in an even game (``POINT_MARKS``: 8.0, 16.2 and 24.8
+  points), so a mark means the same loss of points in any position.
 
 "Winning chance" is the search's value: a squashed expected-score margin
 (``mcts._squash``), 0.5 for an even game, not a calibrated probability.
@@ -21,6 +28,7 @@ The JSON shape is in docs/ai.md.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -28,7 +36,7 @@ from typing import Any
 
 from ..core import Game, InputError, Move
 from ..core.replay import cut, replay
-from .mcts import MctsAgent
+from .mcts import MARGIN_SCALE, MctsAgent
 
 #: (mark, smallest drop in winning chance), worst first.
 MARKS: tuple[tuple[str, float], ...] = (
@@ -40,10 +48,30 @@ MARKS: tuple[tuple[str, float], ...] = (
 DEFAULT_SECONDS = 1.0
 
 
-def mark(drop: float) -> str | None:
-    """The mark for a drop in winning chance, or None below 0.10."""
-    for name, least in MARKS:
-        if drop >= least - 1e-12:
+#: The search's values are never exactly 0 or 1; nor are they read as
+#: closer to them than this (a margin of about 184 points).
+_EDGE = 1e-4
+
+
+def margin(value: float) -> float:
+    """A winning chance (the search's squashed value) as the expected-score
+    margin it stands for: the inverse of ``mcts._squash``."""
+    v = min(1.0 - _EDGE, max(_EDGE, value))
+    return MARGIN_SCALE * math.log(v / (1.0 - v))
+
+
+#: (mark, smallest points lost), worst first: the points a drop of each
+#: ``MARKS`` threshold costs in an even game (from 0.5 + d/2 to 0.5 - d/2).
+POINT_MARKS: tuple[tuple[str, float], ...] = tuple(
+    (name, round(margin(0.5 + least / 2) - margin(0.5 - least / 2), 1)) for name, least in MARKS
+)
+
+
+def mark(drop: float, points_lost: float = 0.0) -> str | None:
+    """The mark for a drop in winning chance or a loss of points, whichever
+    is worse (None below 0.10 and 8.0 points)."""
+    for (name, least), (_, points) in zip(MARKS, POINT_MARKS, strict=True):
+        if drop >= least - 1e-12 or points_lost >= points - 1e-12:
             return name
     return None
 
@@ -58,6 +86,7 @@ class MoveAnalysis:
     best: str  # the search's best move
     best_value: float
     drop: float  # max(0, before - after)
+    points_lost: float  # max(0, margin(before) - margin(after))
     mark: str | None  # "inaccuracy" / "mistake" / "blunder" / None
     choices: int  # legal moves in the position
     iterations: int  # search iterations spent on this move
@@ -112,6 +141,7 @@ def analyse_move(
     after = next(value for move, _, value in found if move == played)
     before = best_value
     drop = max(0.0, before - after)
+    lost = max(0.0, margin(before) - margin(after))
     return MoveAnalysis(
         ply=game.ply,
         player=mover,
@@ -121,7 +151,8 @@ def analyse_move(
         best=str(best),
         best_value=round(best_value, 4),
         drop=round(drop, 4),
-        mark=mark(drop),
+        points_lost=round(lost, 1),
+        mark=mark(drop, lost),
         choices=len(view.legal_moves()),
         iterations=agent.last_iterations,
     )
@@ -150,7 +181,8 @@ def analyse_ply(
 
 
 def summary(analysis: list[MoveAnalysis], players: int) -> list[dict[str, Any]]:
-    """Per player: moves, marks counted, and the mean drop."""
+    """Per player: moves, marks counted, the mean drop, and the points lost
+    (in all, and a move)."""
     out = []
     for p in range(players):
         mine = [a for a in analysis if a.player == p]
@@ -161,6 +193,10 @@ def summary(analysis: list[MoveAnalysis], players: int) -> list[dict[str, Any]]:
                 "moves": len(mine),
                 **counts,
                 "mean_drop": round(sum(a.drop for a in mine) / len(mine), 4) if mine else 0.0,
+                "points_lost": round(sum(a.points_lost for a in mine), 1),
+                "mean_points_lost": (
+                    round(sum(a.points_lost for a in mine) / len(mine), 2) if mine else 0.0
+                ),
             }
         )
     return out
@@ -174,6 +210,7 @@ def to_json(game: Game, analysis: list[MoveAnalysis], budget: dict[str, Any]) ->
         "finished": game.finished,
         "budget": budget,
         "thresholds": {name: least for name, least in MARKS},
+        "point_thresholds": {name: least for name, least in POINT_MARKS},
         "moves": [a.to_dict() for a in analysis],
         "summary": summary(analysis, len(game.names)),
     }
@@ -182,10 +219,12 @@ def to_json(game: Game, analysis: list[MoveAnalysis], budget: dict[str, Any]) ->
 __all__ = [
     "DEFAULT_SECONDS",
     "MARKS",
+    "POINT_MARKS",
     "MoveAnalysis",
     "analyse_game",
     "analyse_move",
     "analyse_ply",
+    "margin",
     "mark",
     "to_json",
 ]

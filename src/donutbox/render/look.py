@@ -190,7 +190,7 @@ class Deck(NamedTuple):
 #: are drawn in their deck's colour and mark.
 DECKS: Final = (
     Deck("green", "#009e73", "circle"),
-    Deck("red", "#d55e00", "triangle"),
+    Deck("orange", "#d55e00", "triangle"),
     Deck("purple", "#7b4fa6", "square"),
     Deck("black", "#333333", "diamond"),
 )

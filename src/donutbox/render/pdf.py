@@ -362,14 +362,14 @@ def _figure_games() -> dict[str, list[tuple[Any, str]]]:
         "sealing": [
             (
                 game("SHHS", seal_moves[:5]),
-                "Green (player 1) and red (player 2) have built round the H run in the middle. "
+                "Green (player 1) and orange (player 2) have built round the H run in the middle. "
                 "Its last empty neighbour is above its right end.",
             ),
             (
                 game("SHHS", seal_moves),
-                "Red covers it and seals the run: green owns 2 of its 4 donuts, red none, so "
-                "green scores 4 points although red closed it (under Coffee's For Closers red "
-                "would). The delivered donuts are greyed: they are frozen.",
+                "Orange covers it and seals the run: green owns 2 of its 4 donuts, orange none, "
+                "so green scores 4 points although orange closed it (under Coffee's For Closers "
+                "orange would). The delivered donuts are greyed: they are frozen.",
             ),
         ],
     }

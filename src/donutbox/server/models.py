@@ -83,6 +83,12 @@ class NewGame(RuleFields):  # type: ignore[misc,valid-type]
     )
 
 
+class PlayOut(BaseModel):
+    ply: int = Field(..., ge=0, le=10_000, description="the position after this many moves")
+    opponent: str = Field("medium", description="an agent or level name (/api/meta)")
+    seconds: float | None = Field(None, gt=0, description="its thinking time, as in NewGame")
+
+
 class Intent(BaseModel):
     move: str = Field(..., max_length=40, description="a move in notation")
     version: int = Field(..., ge=0, description="the state version the move was made on")

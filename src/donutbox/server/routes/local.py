@@ -31,7 +31,7 @@ from .. import limits, seating
 from ..errors import Busy, Conflict, Invalid, NoSuchGame, NotAllowed, Stale
 from ..fanout import Connection
 from ..hub import Hub
-from ..models import Intent, NewGame, Version, custom_deck, rules_of
+from ..models import Intent, NewGame, PlayOut, Version, custom_deck, rules_of
 from ..online import digest
 from ..protocol import CLOSE_NO_GAME, CLOSE_WRONG_KIND, refuse
 from ..routes.common import Creating, HubDep
@@ -287,6 +287,37 @@ async def import_game(
         game.finished,
     )
     return _owned((await hub.load(stored.id)).state(), token)
+
+
+@router.post("/api/games/{game_id}/play-out", dependencies=[Creating], **STATE)
+async def play_out(
+    game_id: str, req: PlayOut, hub: HubDep, authorization: str | None = Auth
+) -> dict[str, Any]:
+    """A finished game's position after ``ply`` moves as a new game of the
+    owner's against the AI: the owner plays the seat to move there, the
+    AI every other.  A practice game: the record of a finished game shows
+    every deck."""
+    s = await finished_game(hub, game_id, authorization)
+    if s.online:
+        raise NoSuchGame()
+    if not s.game.finished:
+        raise NotAllowed("a game is played out once it is over")
+    if not req.ply < s.game.ply:
+        raise Invalid(f"ply must be from 0 to {s.game.ply - 1} (a position with a move to make)")
+    info = seating.agent(req.opponent, "opponent")
+    options = seating.thinking([info], req.seconds)
+    game = await limits.run_blocking(cut, s.game, req.ply, what="replay")
+    human = game.to_move
+    assert human is not None  # (before the end someone is to move)
+    seats = [info.name] * game.players
+    seats[human] = HUMAN
+    game.meta["practice"] = True
+    token = owner_for_new_game(authorization)
+    options["owner"] = digest(token)
+    stored = await asyncio.to_thread(
+        hub.store.create, "played out: " + game.rules.label(), "ai", seats, options, dump(game)
+    )
+    return _owned(hub.adopt(stored).state(), token)
 
 
 @router.get("/api/games/{game_id}/replay/{ply}", response_model=ReplayFrame)

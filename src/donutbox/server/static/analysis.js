@@ -4,11 +4,14 @@
 // graph per player, the marked moves in the log, and in the replay the best
 // alternative of a marked move outlined on the board with its text.
 
-import { $, el, h, PLACE_RE, SVGNS, showError } from "./dom.js";
+import { $, el, h, PLACE_RE, SVGNS, rotate, showError } from "./dom.js";
 import { store, set } from "./store.js";
 import { api } from "./api.js";
-import { player } from "./palette.js";
+import { markIcon, player } from "./palette.js";
 import { showReplay } from "./replay.js";
+import { boxWords, where } from "./places.js";
+import { faceWords } from "./board.js";
+import { say } from "./recent.js";
 
 const POLL_MS = 400;
 const WORDS = { inaccuracy: "inaccuracy", mistake: "mistake", blunder: "blunder" };
@@ -67,14 +70,15 @@ function graph(doc) {
   const svg = document.createElementNS(SVGNS, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.setAttribute("id", "analysis-graph");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "Winning chance after each move, per player");
+  // A group, not an image: its marked moves are buttons.
+  svg.setAttribute("role", "group");
+  svg.setAttribute("aria-label", "Winning chance after each move, per player; each marked move is a button");
   const x = (ply) => pad + (n > 1 ? (ply / (n - 1)) * (W - 2 * pad) : (W - 2 * pad) / 2);
   const y = (v) => H - pad - v * (H - 2 * pad);
   svg.append(el("rect", { x: 0, y: 0, width: W, height: H, fill: "none", stroke: "#ccc" }));
   svg.append(el("line", { x1: pad, x2: W - pad, y1: y(0.5), y2: y(0.5), stroke: "#bbb", "stroke-dasharray": "3 3" }));
   for (const [v, text] of [[1, "100%"], [0.5, "50%"], [0, "0%"]]) {
-    svg.append(el("text", { x: pad + 1, y: Math.min(H - pad - 1, Math.max(pad + 8, y(v) - 2)), "font-size": 8, fill: "#888", "aria-hidden": "true" }, text));
+    svg.append(el("text", { x: pad + 1, y: Math.min(H - pad - 1, Math.max(pad + 12, y(v) - 2)), "font-size": 13, fill: "#5c4a3b", "aria-hidden": "true" }, text));
   }
   // A click anywhere on the graph opens the replay at the nearest move (as
   // lichess's graph does); the marked moves' dots are buttons too.
@@ -93,7 +97,10 @@ function graph(doc) {
     svg.append(el("polyline", { points: mine.map((m) => `${x(m.ply)},${y(m.after)}`).join(" "), fill: "none", stroke: colour, "stroke-width": 2, class: "chance" }, undefined));
     for (const m of mine) {
       if (!m.mark) continue;
-      const dot = el("circle", { cx: x(m.ply), cy: y(m.after), r: m.mark === "blunder" ? 5 : m.mark === "mistake" ? 4 : 3, fill: colour, stroke: "#fff", class: "marked", tabindex: 0, role: "button", "aria-label": `${name}, move ${m.ply + 1}: ${m.mark}; show it in the replay`, "data-ply": m.ply });
+      // A button 24 units across (a finger's target), the dot drawn inside.
+      const dot = el("g", { class: "marked", tabindex: 0, role: "button", "aria-label": `${name}, move ${m.ply + 1}: ${m.mark}, ${m.points_lost ?? 0} points lost; show it in the replay`, "data-ply": m.ply });
+      dot.append(el("circle", { cx: x(m.ply), cy: y(m.after), r: 12, fill: "transparent" }));
+      dot.append(el("circle", { cx: x(m.ply), cy: y(m.after), r: m.mark === "blunder" ? 6 : m.mark === "mistake" ? 5 : 4, fill: colour, stroke: "#fff", "stroke-width": 1.5 }));
       dot.append(el("title", {}, `${name}, move ${m.ply + 1}: ${m.mark}`));
       dot.addEventListener("click", (e) => { e.stopPropagation(); showReplay(m.ply + 1); });
       dot.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showReplay(m.ply + 1); } });
@@ -113,6 +120,7 @@ export function drawAnalysis() {
   if (show && !a && asked !== s.id) { asked = s.id; poll(s.id); } // one already asked for?
   btn.hidden = !show || Boolean(a);
   box.hidden = !show || !a;
+  $("#rp-marks").hidden = !show || !markedPlies().length;
   if (!show || !a) return;
   box.replaceChildren();
   if (!a.doc) {
@@ -123,18 +131,54 @@ export function drawAnalysis() {
   const doc = a.doc;
   box.append(h("p", { id: "analysis-progress", role: "status" }, `Analysis done: ${doc.moves.length} of ${doc.moves.length} moves`));
   box.append(graph(doc));
-  const legend = h("p", { className: "analysis-legend" });
+  // Per player: the points their moves lost (in all and a move: the
+  // figure to compare), then the marks; the name in ink, the colour in
+  // the mark beside it.
+  const legend = h("ul", { className: "analysis-legend" });
   doc.summary.forEach((row) => {
     const count = (k, one, many) => `${k} ${k === 1 ? one : many}`;
-    const span = h("span", {}, `${doc.players[row.player]}: ${count(row.blunder, "blunder", "blunders")}, ${count(row.mistake, "mistake", "mistakes")}, ${count(row.inaccuracy, "inaccuracy", "inaccuracies")} `);
-    span.style.color = player(row.player).colour;
-    legend.append(span);
+    const li = h("li");
+    li.append(markIcon(row.player), h("b", {}, doc.players[row.player]));
+    const lost = row.points_lost === undefined ? "" : `: ${row.points_lost} points lost (${row.mean_points_lost} a move); `;
+    li.append(`${lost || ": "}${count(row.blunder, "blunder", "blunders")}, ${count(row.mistake, "mistake", "mistakes")}, ${count(row.inaccuracy, "inaccuracy", "inaccuracies")}`);
+    legend.append(li);
   });
   box.append(legend);
   drawBest();
 }
 
-// In the replay, at a marked move: the search's best move outlined at its place.
+// The positions before marked moves (the server's replay), to say the
+// best alternative in words: "id:ply" -> state.
+const before = new Map();
+
+async function positionBefore(id, ply) {
+  const key = `${id}:${ply}`;
+  if (before.has(key)) return before.get(key);
+  const r = await api(`/api/games/${encodeURIComponent(id)}/replay/${ply}`);
+  before.set(key, r.state);
+  return r.state;
+}
+
+// The best move in words, on the position it was to be played in:
+// "box the 6 Chocolate Cruller, 12 pts, at the top (3,0) for 12 instead".
+export function bestWords(s, best) {
+  const place = PLACE_RE.exec(best);
+  if (place) {
+    const face = rotate(place[1], Number(place[4]));
+    const lock = place[5] ? ` (the Cinnamon Roll locked to ${faceWords(place[5])})` : "";
+    return `place the card ${faceWords(face)}${lock} ${where(s, Number(place[2]), Number(place[3]), 2, 2)} instead`;
+  }
+  const boxed = /^box@(-?\d+),(-?\d+)$/.exec(best);
+  if (boxed) {
+    const box = (s.boxes || []).find((b) => b.x === Number(boxed[1]) && b.y === Number(boxed[2]));
+    return box ? `box the ${boxWords(s, box).replace(/, \d+ pts,/, "")} for ${box.points} instead` : `box the run at ${boxed[1]},${boxed[2]} instead`;
+  }
+  if (best === "pass") return "pass instead";
+  return `swap a card (${best.slice(5)}) instead`;
+}
+
+// In the replay, at a marked move: the search's best move outlined at its
+// place on the counter, and said in words with what the move cost.
 export function drawBest() {
   const r = store.replay;
   const text = $("#analysis-best");
@@ -144,20 +188,45 @@ export function drawBest() {
   if (!r || r.ply < 1) return;
   const m = analysedMove(r.ply - 1);
   if (!m || !m.mark) return;
-  const say = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1} (${m.move}) was a ${WORDS[m.mark]}: the best was ${m.best} (winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%), outlined on the counter.`);
-  // In the replay's own panel, beside the moves: the end's summary (where
-  // the graph is) is hidden while an earlier move is shown.
-  $("#replay").prepend(say);
+  const s = store.state;
+  const played = say({ ...s, ...r.state, history: s.history, players: s.players, deliveries: s.deliveries }, { ply: m.ply, mover: m.player, move: m.move });
+  const lost = m.points_lost === undefined ? "" : `, ${m.points_lost} points lost`;
+  const chances = `(winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%)`;
+  const say1 = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1}, a ${WORDS[m.mark]}${lost}: ${played} Best: ${m.best} ${chances}, outlined on the counter.`);
+  $("#replay").prepend(say1);
+  const id = s.id, at = r.ply;
+  positionBefore(id, m.ply).then((pos) => {
+    const now = store.replay;
+    if (!now || now.ply !== at || !store.state || store.state.id !== id || !say1.isConnected) return;
+    say1.textContent = `Move ${m.ply + 1}, a ${WORDS[m.mark]}${lost}: ${played} Best: ${bestWords(pos, m.best)} ${chances}; outlined on the counter.`;
+  }).catch(() => {});
   // A placement: the card's 2x2 place; a box: the donut named.
   const place = PLACE_RE.exec(m.best);
   const boxed = /^box@(-?\d+),(-?\d+)$/.exec(m.best);
-  const at = place ? [Number(place[2]), Number(place[3]), 2] : boxed ? [Number(boxed[1]), Number(boxed[2]), 1] : null;
-  if (at) {
-    const [bx, by, size] = at;
+  const spot = place ? [Number(place[2]), Number(place[3]), 2] : boxed ? [Number(boxed[1]), Number(boxed[2]), 1] : null;
+  if (spot) {
+    const [bx, by, size] = spot;
     const outline = el("rect", { x: bx + 0.02, y: by + 0.02, width: size - 0.04, height: size - 0.04, rx: 0.12, class: "best-move", fill: "none", stroke: player(m.player).colour, "stroke-width": 0.1, "stroke-dasharray": "0.2 0.12" });
     outline.append(el("title", {}, `The best move: ${m.best}`));
     $("#board").append(outline);
   }
+}
+
+// The marked moves' plies (1-based, as the replay counts), in order.
+export function markedPlies() {
+  const a = current();
+  return a && a.doc ? a.doc.moves.filter((m) => m.mark).map((m) => m.ply + 1) : [];
+}
+
+// Step the replay to the next (+1) or previous (-1) marked move; false
+// when there is none that way.
+export function stepMark(dir) {
+  const marks = markedPlies();
+  const at = store.replay ? store.replay.ply : dir > 0 ? 0 : Infinity;
+  const to = dir > 0 ? marks.find((p) => p > at) : [...marks].reverse().find((p) => p < at);
+  if (to === undefined) return false;
+  showReplay(to);
+  return true;
 }
 
 // The mark of move i, for the log (null when none).
@@ -168,4 +237,6 @@ export function markOf(i) {
 
 export function setupAnalysis() {
   $("#btn-analyse").addEventListener("click", start);
+  $("#rp-prev-mark").addEventListener("click", () => stepMark(-1));
+  $("#rp-next-mark").addEventListener("click", () => stepMark(1));
 }

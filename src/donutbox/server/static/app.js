@@ -21,8 +21,8 @@ import { applyPalette } from "./palette.js";
 import { drawBoard, setupBoard } from "./board.js";
 import { drawTray, drawActions } from "./tray.js";
 import { drawSide, drawClocks, drawLastMoves, setReplayer } from "./log.js";
-import { drawReplay, setupReplay, showReplay, step } from "./replay.js";
-import { drawAnalysis, drawBest, setupAnalysis } from "./analysis.js";
+import { drawReplay, plyInLink, setupReplay, showReplay, step } from "./replay.js";
+import { drawAnalysis, drawBest, setupAnalysis, stepMark } from "./analysis.js";
 import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tutorial.js";
 import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
@@ -223,6 +223,10 @@ async function showSaved() {
   // The score and whose turn come from each game's state (the list has
   // neither): asked for the first ones shown.
   const DETAILED = 20;
+  // The tutorial's game is the tutorial's, not a saved game.
+  let tutorials = [];
+  try { tutorials = JSON.parse(localStorage.getItem("donutbox.tutorials") || "[]"); } catch (err) { /* private mode */ }
+  games = games.filter((g) => !tutorials.includes(g.id));
   games.forEach((g, i) => {
     const li = h("li", { className: "saved" });
     const when = g.updated ? new Date(g.updated).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
@@ -240,7 +244,7 @@ async function showSaved() {
         await api(`/api/games/${encodeURIComponent(g.id)}`, undefined, undefined, "DELETE");
         if (localStorage.getItem("donutbox.game") === g.id) localStorage.removeItem("donutbox.game");
         li.remove();
-        if (!ul.children.length) ul.textContent = "No saved games yet.";
+        if (!ul.children.length) ul.append(h("li", {}, "No saved games yet."));
       } catch (err) { showError(err.message); }
     });
     li.append(b, del);
@@ -253,7 +257,7 @@ async function showSaved() {
       }).catch(() => {});
     }
   });
-  if (!games.length) ul.textContent = "No saved games yet.";
+  if (!games.length) ul.append(h("li", {}, "No saved games yet."));
   showRemembered();
   show("saved");
 }
@@ -277,7 +281,8 @@ function showRemembered() {
     li.append(x);
     ul.append(li);
   }
-  if (!ul.children.length) ul.textContent = "No online games yet.";
+  // (an item of the list: a list holds items only)
+  if (!ul.children.length) ul.append(h("li", {}, "No online games yet."));
 }
 
 async function exportRecord() {
@@ -306,8 +311,14 @@ async function rematch() {
   } else {
     body.opponent = s.seats.find((kind) => kind !== "human");
     body.human_seat = (humans[0] + 1) % n;
+    // Every name moves with its player (the human's own too), and the
+    // thinking time chosen on the form stays (the state does not carry it).
+    body.names = s.players.map((_, p) => s.players[(p + n - 1) % n]);
     const a = agent(body.opponent);
-    if (a && a.timed && a.default_seconds) body.seconds = a.default_seconds;
+    const form = $("#new-game");
+    const chosen = form.elements.opponent.value === body.opponent ? Number(form.elements.seconds.value) : NaN;
+    if (a && a.timed) body.seconds = Number.isFinite(chosen) && chosen > 0 ? chosen : a.default_seconds;
+    if (body.seconds === undefined || body.seconds === null) delete body.seconds;
   }
   try {
     const game = await api("/api/games", body);
@@ -320,9 +331,39 @@ function route() {
   const link = parseLink(location.hash);
   if (link) { openOnline(link.id, link.token); return; }
   const id = new URLSearchParams(location.hash.slice(1)).get("game");
+  const linked = plyInLink(); // #game=ID&ply=N: a move of its review
   if (!id) return;
-  if (store.online || store.gameId !== id) load(id).catch((err) => showError(err.message));
-  else show("play");
+  if (store.online || store.gameId !== id) load(id).then(() => openLinkedMove(linked)).catch((err) => showError(err.message));
+  else { show("play"); openLinkedMove(linked); }
+}
+
+// On a phone the menu is one button that opens the whole of it (no part
+// of it hidden behind a sideways scroll); choosing an item closes it.
+function setupMenu() {
+  const toggle = $("#btn-menu");
+  const nav = $("#menu");
+  const openMenu = (open) => {
+    toggle.setAttribute("aria-expanded", String(open));
+    nav.classList.toggle("open", open);
+  };
+  toggle.addEventListener("click", () => openMenu(toggle.getAttribute("aria-expanded") !== "true"));
+  nav.addEventListener("click", (e) => { if (e.target.closest("button")) openMenu(false); });
+  nav.addEventListener("change", () => openMenu(false));
+  addEventListener("keydown", (e) => { if (e.key === "Escape" && nav.classList.contains("open")) { openMenu(false); toggle.focus(); } });
+}
+
+// Play the replay's position out against the AI (the form's level if one
+// is chosen there, else the catalogue's middle level): a new practice game.
+async function playOut() {
+  const r = store.replay, s = store.state;
+  if (!r || !s) return;
+  const picked = agent($("#new-game").elements.opponent.value);
+  const middle = store.meta.agents.find((a) => a.level === 2) || store.meta.agents[0];
+  const opponent = (picked || middle).name;
+  try {
+    const game = await api(`/api/games/${encodeURIComponent(s.id)}/play-out`, { ply: r.ply, opponent });
+    await load(game.id);
+  } catch (err) { showError(err.message); }
 }
 
 // -- wiring -----------------------------------------------------------------------------
@@ -339,6 +380,7 @@ function setup() {
   setupSound();
   $("#look-back").addEventListener("click", () => set({ look: null }));
   const board = setupBoard(redrawBoard);
+  setupMenu();
   $("#btn-new").addEventListener("click", () => show("setup"));
   $("#btn-games").addEventListener("click", showSaved);
   $("#btn-rules").addEventListener("click", showRules);
@@ -369,6 +411,7 @@ function setup() {
   $("#btn-undo").addEventListener("click", undo);
   $("#btn-export").addEventListener("click", exportRecord);
   $("#btn-rematch").addEventListener("click", rematch);
+  $("#rp-play-out").addEventListener("click", playOut);
   $("#btn-end-new").addEventListener("click", () => show("setup"));
   $("#import").addEventListener("change", async (e) => {
     const file = e.target.files[0];
@@ -385,6 +428,8 @@ function setup() {
     const s = store.state;
     if (!s || ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) || $("#play").hidden) return;
     if (e.key === "Escape" && store.look) { set({ look: null }); return; }
+    // The review: N and P go to the next and previous marked move.
+    if ((e.key === "n" || e.key === "p") && s.finished && !e.ctrlKey && !e.metaKey && !e.altKey && stepMark(e.key === "n" ? 1 : -1)) { e.preventDefault(); return; }
     // The replay viewer: the arrow keys step through the moves.
     if ((e.key === "ArrowLeft" || e.key === "ArrowRight") && document.activeElement !== boardEl && step(e.key === "ArrowLeft" ? -1 : 1)) {
       e.preventDefault();
@@ -403,8 +448,16 @@ function setup() {
   if (link) { openOnline(link.id, link.token); return; }
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("game");
   const last = fromHash || localStorage.getItem("donutbox.game");
-  if (last) { resumeTutorial(last); load(last).catch(() => show("setup")); }
+  const linked = plyInLink(); // (load() writes the game's own address)
+  if (last) { resumeTutorial(last); load(last).then(() => openLinkedMove(linked)).catch(() => show("setup")); }
   else show("setup");
+}
+
+// A link to a move (`#game=ID&ply=N`, replay.js) of the finished game shown
+// opens the replay at that move.
+function openLinkedMove(link) {
+  const s = store.state;
+  if (link && s && s.id === link.id && s.finished && link.ply <= s.history.length) showReplay(link.ply);
 }
 
 // For tests and the console: what the page shows (read it, do not change it).

@@ -7,8 +7,20 @@ import { store, curtained, hintShown, looking } from "./store.js";
 import { allowed } from "./tutorial.js";
 import { player, neutral, markShape } from "./palette.js";
 import { recentPlaces, leader, leadText } from "./recent.js";
+import { boxWords, span, where, whose } from "./places.js";
 
 let view = { x: -6, y: -6, w: 14, h: 14 };
+// The smallest drawing of a donut, in CSS pixels: the page never zooms out
+// further, so the open boxes' values (0.3 of a donut) stay at least 12 px
+// and owner marks stay in their corner.  A counter too big for the board at
+// this size is shown in part, with a mini-map of the whole.
+export const MIN_PX = 40;
+const BADGE_FONT = 0.32; // of a donut: 12.8 px at MIN_PX
+// The cells picked out on the counter while a description of them (an open
+// box, a move of the log, the last move) is pointed at or focused: {cells,
+// colour}, or null.
+let spot = null;
+let redrawFn = () => {};
 const SPOTS = [[0, 0], [1, 0], [1, 1], [0, 1]];
 
 // One donut, drawn by the server's shared drawing code (the same look as
@@ -90,19 +102,70 @@ function placements() {
   return out;
 }
 
+// The board's size in CSS pixels (a hidden board: a guess).
+function boardSize() {
+  const board = $("#board");
+  const w = board && board.clientWidth ? board.clientWidth : 600;
+  const h = board && board.clientHeight ? board.clientHeight : 400;
+  return { w, h };
+}
+
+// The widest view (in cells) the board may show: MIN_PX a donut.
+function widest() {
+  return boardSize().w / MIN_PX;
+}
+
+// The whole counter and a margin, in the board's own proportions; where
+// that would draw donuts under MIN_PX, the view at MIN_PX centred on the
+// last move (or the counter's middle): the mini-map shows the rest.
 export function fit() {
   const cs = cells();
   if (!cs.length) return;
   const xs = cs.map((c) => c.x), ys = cs.map((c) => c.y);
-  // The whole counter and a margin, in the board's own proportions (a long
-  // counter uses the width it has).
-  const board = $("#board");
-  const aspect = board && board.clientWidth && board.clientHeight ? board.clientWidth / board.clientHeight : 1;
+  const { w: bw, h: bh } = boardSize();
+  const aspect = bw / bh;
   const x0 = Math.min(...xs) - 3, y0 = Math.min(...ys) - 3;
   const dx = Math.max(...xs) - x0 + 4, dy = Math.max(...ys) - y0 + 4;
-  const w = Math.max(dx, dy * aspect, 10 * Math.max(aspect, 1));
+  let w = Math.max(dx, dy * aspect, 10 * Math.max(aspect, 1));
+  if (w <= widest()) {
+    const h = w / aspect;
+    view = { x: x0 - (w - dx) / 2, y: y0 - (h - dy) / 2, w, h };
+    return;
+  }
+  w = widest();
   const h = w / aspect;
-  view = { x: x0 - (w - dx) / 2, y: y0 - (h - dy) / 2, w, h };
+  const s = store.state;
+  const last = s && !store.replay ? recentPlaces(s).slice(-1)[0] : null;
+  const [cx, cy] = last ? [last.x + 1, last.y + 1] : [x0 + dx / 2, y0 + dy / 2];
+  view = { x: cx - w / 2, y: cy - h / 2, w, h };
+}
+
+// Centre the view on (cx, cy) if any of `cells` lies outside it; true if it moved.
+function bringIntoView(cs) {
+  const out = cs.some(([x, y]) => x < view.x || y < view.y || x + 1 > view.x + view.w || y + 1 > view.y + view.h);
+  if (!out) return false;
+  const [x, y, w, h] = span(cs);
+  view.x = x + w / 2 - view.w / 2;
+  view.y = y + h / 2 - view.h / 2;
+  return true;
+}
+
+// Pick out `cs` ([[x, y]...]) on the counter (moving the view to them if
+// they lie outside it), in `colour`; null clears.
+export function spotlight(cs, colour = "#1f5fa8") {
+  spot = cs && cs.length ? { cells: cs, colour } : null;
+  if (spot && bringIntoView(cs)) { redrawFn(); return; }
+  drawSpot();
+}
+
+function drawSpot() {
+  const svg = $("#board");
+  if (!svg) return;
+  svg.querySelectorAll(".spot").forEach((n) => n.remove());
+  if (!spot) return;
+  const g = el("g", { class: "spot", "pointer-events": "none", "aria-hidden": "true" });
+  for (const [x, y] of spot.cells) g.append(el("rect", { x: x + 0.04, y: y + 0.04, width: 0.92, height: 0.92, rx: 0.1, stroke: spot.colour }));
+  svg.append(g);
 }
 
 // Whether a card, or a place beside one (2 cells out), falls outside the view.
@@ -111,6 +174,7 @@ function outsideView() {
 }
 
 function cellLabel(c) {
+  // (the flavour first: a screen reader's user hears it before the owner)
   const what = c.roll && c.flavour !== "R" ? `Cinnamon Roll locked to ${NAMES[c.flavour]}` : NAMES[c.flavour] || c.flavour;
   return what;
 }
@@ -121,9 +185,9 @@ function cardLabel(s, card, group) {
   const plain = [], rolls = [];
   for (const c of group) (c.roll && c.flavour !== "R" ? rolls : plain).push(c.roll ? cellLabel(c) : NAMES[c.flavour] || c.flavour);
   const what = plain.join(", ") + (rolls.length ? `; ${rolls.join(", ")}` : "");
-  const whose = card ? `${s.players[card.mover]}'s card at ${card.x},${card.y}` : "The start card";
+  const who = card ? `${whose(s.players[card.mover])} card ${where(s, card.x, card.y, 2, 2)}` : "The start card";
   const sealed = group.some((c) => c.delivered) ? " (some delivered)" : "";
-  return `${whose}: ${what}${sealed}`;
+  return `${who}: ${what}${sealed}`;
 }
 
 // `refit`: zoom out to the whole counter if a card lies outside the view
@@ -145,8 +209,19 @@ export function drawBoard(on, refit = false) {
   const lastIndex = recent.length ? recent.length - 1 : 0;
   // Owner marks stay at least 8 screen pixels across when zoomed out (a
   // phone showing a large counter), and at most 0.42 of a donut.
-  const px = svg.clientWidth ? svg.clientWidth / view.w : 40;
-  const markSize = Math.min(0.42, Math.max(0.24, 8 / px));
+  if (svg.clientWidth && view.w > widest() + 1e-9) {
+    // (the board got narrower: a phone turned, a window resized)
+    const c = [view.x + view.w / 2, view.y + view.h / 2];
+    view.w = widest();
+    view.h = view.w * svg.clientHeight / svg.clientWidth;
+    view.x = c[0] - view.w / 2;
+    view.y = c[1] - view.h / 2;
+    svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  }
+  const px = svg.clientWidth ? svg.clientWidth / view.w : MIN_PX;
+  // Owner marks: in the cell's corner, at least 8 screen pixels across,
+  // never over the donut's letter (the middle fifth of the cell).
+  const markSize = Math.min(0.28, Math.max(0.2, 8 / px));
   const groups = new Map();
   const cardGroup = (c) => {
     const card = made.get(`${c.x},${c.y}`) || null;
@@ -173,8 +248,8 @@ export function drawBoard(on, refit = false) {
     const owner = c.owner === null ? null : player(c.owner);
     const edge = owner ? owner.colour : neutral();
     g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": owner ? "" : "0.1 0.08" }));
-    if (owner) g.append(markShape(owner.mark, c.x + markSize / 2 + 0.12, c.y + markSize / 2 + 0.12, markSize, { fill: owner.colour, stroke: "#fff", "stroke-width": markSize / 8, class: "owner-mark" }));
-    g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${s.players[c.owner] || owner.name}'s` : ", the start card");
+    if (owner) g.append(markShape(owner.mark, c.x + markSize / 2 + 0.07, c.y + markSize / 2 + 0.07, markSize, { fill: owner.colour, stroke: "#fff", "stroke-width": markSize / 8, class: "owner-mark" }));
+    g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${whose(s.players[c.owner] || owner.name)}` : ", the start card");
     into.g.append(g);
   }
   for (const { g, card, cells: group } of groups.values()) g.setAttribute("aria-label", cardLabel(s, card, group));
@@ -182,6 +257,7 @@ export function drawBoard(on, refit = false) {
     // The card of the move looked at, outlined.
     const card = [...made.values()].find((c) => c.ply === look.ply);
     if (card) svg.append(el("rect", { x: card.x + 0.02, y: card.y + 0.02, width: 1.96, height: 1.96, rx: 0.12, class: "looked", stroke: player(card.mover).colour }));
+    finish();
     return;
   }
   if (store.replay && !store.replay.state.finished) {
@@ -200,14 +276,14 @@ export function drawBoard(on, refit = false) {
     }
     for (const box of s.boxes) svg.append(badge(s, box));
   }
-  if (store.replay || s.finished || !s.legal.length || curtained()) return;
+  if (store.replay || s.finished || !s.legal.length || curtained()) { finish(); return; }
   const face = s.tray[store.selected];
   const spots = placements().get(`${face}/${store.rotation}`) || new Map();
   const hinted = hintShown() ? store.hinted.move : null;
   for (const [at, moves] of spots) {
     const [x, y] = at.split(",").map(Number);
     const hint = hinted !== null && moves.includes(hinted);
-    const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "data-place": `${face}@${x},${y}`, "aria-label": `Place ${faceWords(rotate(face, store.rotation))} at ${x},${y}` + (moves.length > 1 ? ", then choose the Cinnamon Roll's lock" : "") });
+    const ghost = el("rect", { x, y, width: 2, height: 2, class: hint ? "ghost hint" : "ghost", tabindex: 0, role: "button", "data-place": `${face}@${x},${y}`, "aria-label": `Place ${faceWords(rotate(face, store.rotation))} ${where(s, x, y, 2, 2)}` + (moves.length > 1 ? ", then choose the Cinnamon Roll's lock" : "") });
     ghost.addEventListener("click", () => on.choose(moves, { face, x, y }));
     ghost.addEventListener("dragover", (e) => { e.preventDefault(); on.hover(face, x, y, moves); });
     ghost.addEventListener("drop", (e) => { e.preventDefault(); on.choose(moves); });
@@ -223,24 +299,77 @@ export function drawBoard(on, refit = false) {
     for (const [x, y] of box.cells) {
       const hit = el("rect", { x, y, width: 1, height: 1, fill: "transparent", stroke: mine ? "#ffb000" : "none", "stroke-width": hint ? 0.14 : 0.05, class: hint ? "run hint" : "run", "data-box": `${box.x},${box.y}` });
       hit.addEventListener("click", () => on.run(box, mine));
-      hit.append(el("title", {}, `${box.size} donuts, ${box.points} points; ${leadText(s, box)}`));
+      hit.append(el("title", {}, `${boxWords(s, box)}; ${leadText(s, box)}`));
       svg.append(hit);
     }
   }
+  finish();
 }
 
-// An open box's value, at its first cell, with the mark of who leads it.
+// What every drawing of the counter ends with: the picked-out cells on top,
+// and the mini-map when part of the counter lies outside the view.
+function finish() {
+  drawSpot();
+  drawMinimap();
+}
+
+// The whole counter in small (no text: flavour colours only), the part the
+// board shows outlined; a click or a drag on it moves the view there.
+function drawMinimap() {
+  const map = $("#minimap");
+  if (!map) return;
+  const cs = cells();
+  const out = cs.some((c) => c.x < view.x || c.y < view.y || c.x + 1 > view.x + view.w || c.y + 1 > view.y + view.h);
+  // (an SVG element has no `hidden` property: the attribute itself)
+  map.toggleAttribute("hidden", !cs.length || !out);
+  if (!cs.length || !out) return;
+  const xs = cs.map((c) => c.x), ys = cs.map((c) => c.y);
+  const x0 = Math.min(...xs, view.x) - 1, y0 = Math.min(...ys, view.y) - 1;
+  const x1 = Math.max(...xs.map((x) => x + 1), view.x + view.w) + 1, y1 = Math.max(...ys.map((y) => y + 1), view.y + view.h) + 1;
+  map.setAttribute("viewBox", `${x0} ${y0} ${x1 - x0} ${y1 - y0}`);
+  // At most 9rem on its longer side, in the counter's proportions.
+  const longest = innerWidth < 720 ? 96 : 144, ratio = (x1 - x0) / (y1 - y0);
+  map.style.width = `${ratio >= 1 ? longest : longest * ratio}px`;
+  map.style.height = `${ratio >= 1 ? longest / ratio : longest}px`;
+  map.replaceChildren();
+  const flavours = (store.meta && store.meta.palette && store.meta.palette.flavours) || {};
+  map.append(el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, class: "mm-bg" }));
+  for (const c of cs) map.append(el("rect", { x: c.x, y: c.y, width: 1, height: 1, fill: flavours[c.flavour] || "#999", opacity: c.delivered ? 0.35 : 1 }));
+  if (spot) for (const [x, y] of spot.cells) map.append(el("rect", { x: x - 0.3, y: y - 0.3, width: 1.6, height: 1.6, class: "mm-spot" }));
+  map.append(el("rect", { x: view.x, y: view.y, width: view.w, height: view.h, class: "mm-view" }));
+}
+
+// Centre the view on the mini-map's point under the pointer.
+function minimapTo(e, redraw) {
+  const map = $("#minimap");
+  const box = map.getBoundingClientRect();
+  const vb = map.viewBox.baseVal;
+  if (!box.width || !vb) return;
+  const x = vb.x + ((e.clientX - box.left) / box.width) * vb.width;
+  const y = vb.y + ((e.clientY - box.top) / box.height) * vb.height;
+  view.x = x - view.w / 2;
+  view.y = y - view.h / 2;
+  redraw();
+}
+
+// An open box's value, in the top right corner of its first cell (clear
+// of the owner mark at the top left and of the donut's letter), with the
+// mark of who leads it; read out as the box in words.
 function badge(s, box) {
   const { leaders } = leader(box);
   const [x, y] = box.cells.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));
-  const g = el("g", { class: "badge", "pointer-events": "none" });
-  g.append(el("rect", { x: x + 0.42, y: y + 0.02, width: 0.56, height: 0.26, rx: 0.08 }));
-  g.append(el("text", { x: x + 0.6, y: y + 0.22 }, String(box.points)));
+  const f = BADGE_FONT;
+  const g = el("g", { class: "badge", "pointer-events": "none", role: "img", "aria-label": `Open box: ${boxWords(s, box)}; ${leadText(s, box)}` });
+  const digits = String(box.points).length;
+  const w = f * (0.62 * digits + 0.35) + (leaders.length ? f * 0.95 : 0);
+  g.append(el("rect", { x: x + 0.98 - w, y: y + 0.02, width: w, height: f * 1.25, rx: f * 0.3 }));
+  const textX = x + 0.98 - (leaders.length ? f * 0.95 : 0) - f * (0.62 * digits + 0.35) / 2;
+  g.append(el("text", { x: textX, y: y + 0.02 + f * 1.0, "font-size": f }, String(box.points)));
   if (leaders.length === 1) {
     const who = player(leaders[0]);
-    g.append(markShape(who.mark, x + 0.87, y + 0.15, 0.17, { fill: who.colour, stroke: "#fff", "stroke-width": 0.02 }));
+    g.append(markShape(who.mark, x + 0.98 - f * 0.55, y + 0.02 + f * 0.62, f * 0.75, { fill: who.colour, stroke: "#fff", "stroke-width": f * 0.08 }));
   } else if (leaders.length > 1) {
-    g.append(el("text", { x: x + 0.83, y: y + 0.22, class: "tie" }, "="));
+    g.append(el("text", { x: x + 0.98 - f * 0.5, y: y + 0.02 + f * 1.0, "font-size": f, class: "tie" }, "="));
   }
   return g;
 }
@@ -262,7 +391,7 @@ export function clearPhantom() {
 function zoom(factor, redraw) {
   const cx = view.x + view.w / 2, cy = view.y + view.h / 2;
   const aspect = view.w / view.h;
-  view.w = Math.min(80 * Math.max(aspect, 1), Math.max(4, view.w * factor));
+  view.w = Math.min(widest(), Math.max(4, view.w * factor));
   view.h = view.w / aspect;
   view.x = cx - view.w / 2;
   view.y = cy - view.h / 2;
@@ -273,6 +402,14 @@ function zoom(factor, redraw) {
 // buttons).  `redraw()` draws the board again.
 export function setupBoard(redraw) {
   const board = $("#board");
+  redrawFn = redraw;
+  const map = $("#minimap");
+  if (map) {
+    let dragging = false;
+    map.addEventListener("pointerdown", (e) => { dragging = true; map.setPointerCapture(e.pointerId); minimapTo(e, redraw); });
+    map.addEventListener("pointermove", (e) => { if (dragging) minimapTo(e, redraw); });
+    map.addEventListener("pointerup", () => { dragging = false; });
+  }
   document.querySelectorAll("#zoom button").forEach((b) => b.addEventListener("click", () => {
     const z = b.dataset.zoom;
     if (z === "fit") { fit(); redraw(); } else zoom(z === "in" ? 0.8 : 1.25, redraw);
@@ -305,6 +442,7 @@ export function setupBoard(redraw) {
     view.x = drag.vx - (e.clientX - drag.x) * scale;
     view.y = drag.vy - (e.clientY - drag.y) * scale;
     board.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+    drawMinimap();
   });
   addEventListener("pointerup", () => { drag = null; });
   return {

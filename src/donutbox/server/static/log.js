@@ -5,8 +5,17 @@ import { $, h } from "./dom.js";
 import { store, set, looking } from "./store.js";
 import { markIcon, player } from "./palette.js";
 import { timeLeft, formatClock } from "./online.js";
-import { recentMoves, say, leadText } from "./recent.js";
+import { recentMoves, say, leadText, moveCells } from "./recent.js";
 import { markOf } from "./analysis.js";
+import { spotlight } from "./board.js";
+import { boxWords } from "./places.js";
+
+// Pointing at or focusing `node` picks out `cells` on the counter.
+function pointsAt(node, cells, colour) {
+  for (const [type, on] of [["mouseenter", true], ["focus", true], ["mouseleave", false], ["blur", false]]) {
+    node.addEventListener(type, () => spotlight(on ? cells() : null, colour));
+  }
+}
 
 const joined = new Set(); // "game:seat" seen connected on this page
 
@@ -28,7 +37,10 @@ export function drawSide() {
   s.players.forEach((name, p) => {
     const tr = h("tr");
     if (s.to_move === p && !s.finished) tr.className = "turn";
-    const who = s.seats[p] === "human" ? "" : ` (${s.seats[p]})`;
+    // An AI seat's agent after its name, unless the name says it already
+    // ("Hard 2", not "Hard 2 (hard)").
+    const agentName = s.seats[p] === "human" ? "" : s.seats[p];
+    const who = !agentName || name.toLowerCase().includes(agentName.toLowerCase()) ? "" : ` (${agentName})`;
     const first = h("td", { className: "who" });
     // A long name is cut with an ellipsis on screen; its full text stays
     // the cell's text (what a screen reader reads) and its tooltip.
@@ -67,6 +79,7 @@ export function drawSide() {
     const words = say(s, { ply: i, mover: i % n, move: m });
     const b = h("button", { type: "button", className: "say", title: `Show move ${i + 1} on the board` }, words);
     b.addEventListener("click", () => showMove(i));
+    pointsAt(b, () => moveCells(s, i), player(i % n).colour);
     li.append(b, " ", h("code", { title: "notation" }, m));
     const flagged = markOf(i);
     if (flagged) li.append(" ", h("span", { className: `flag flag-${flagged}`, title: "the analysis marked this move" }, flagged));
@@ -184,7 +197,15 @@ export function drawLastMoves() {
   const s = store.state;
   const out = $("#last-move");
   const recent = store.replay || s.finished ? [] : recentMoves(s);
-  out.textContent = recent.map((r) => say(s, r)).join(" ");
+  // Each move a button: pointed at or focused, its card is picked out on
+  // the counter; clicked, the counter shows the position after it.
+  out.replaceChildren();
+  recent.forEach((r, i) => {
+    const b = h("button", { type: "button", className: "say", title: "Show it on the counter" }, say(s, r));
+    pointsAt(b, () => moveCells(s, r.ply), player(r.mover).colour);
+    b.addEventListener("click", () => spotlight(moveCells(s, r.ply), player(r.mover).colour));
+    out.append(...(i ? [" ", b] : [b]));
+  });
   out.hidden = !recent.length;
 }
 
@@ -196,8 +217,23 @@ function drawOpenBoxes(s) {
   const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
   $("#open-boxes-head").hidden = !open.length;
   const SHOWN = 6; // the most valuable ones; the rest in one line
-  for (const box of open.slice(0, SHOWN)) ul.append(h("li", {}, `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}: ${leadText(s, box)}`));
-  if (open.length > SHOWN) ul.append(h("li", { className: "more" }, `and ${open.length - SHOWN} smaller ones (each is marked on the counter)`));
+  // Each one a button: pointed at or focused, its donuts are picked out on
+  // the counter (the view moves to them if they lie outside it).
+  open.forEach((box, i) => {
+    const li = h("li", i < SHOWN ? {} : { className: "more-box" });
+    const b = h("button", { type: "button", className: "say" }, `${boxWords(s, box)}: ${leadText(s, box)}`);
+    pointsAt(b, () => box.cells, "#1f5fa8");
+    b.addEventListener("click", () => spotlight(box.cells, "#1f5fa8"));
+    li.append(b);
+    ul.append(li);
+  });
+  if (open.length > SHOWN && !ul.classList.contains("all")) {
+    const more = h("li", { className: "more" });
+    const b = h("button", { type: "button", className: "say" }, `and ${open.length - SHOWN} smaller ones: show them`);
+    b.addEventListener("click", () => { ul.classList.add("all"); more.remove(); });
+    more.append(b);
+    ul.append(more);
+  }
 }
 
 // "Practice game" (an undo used against the AI, or a chosen deal) and how

@@ -20,6 +20,8 @@ export async function showReplay(ply) {
 
 export function closeReplay() {
   asked++;
+  const link = plyInLink();
+  if (link && store.state && link.id === store.state.id) history.replaceState(null, "", `#game=${encodeURIComponent(link.id)}`);
   set({ replay: null });
 }
 
@@ -34,6 +36,24 @@ export function drawReplay() {
   slider.setAttribute("aria-valuetext", `move ${r.ply} of ${r.of}`);
   $("#rp-prev").disabled = r.ply <= 0;
   $("#rp-next").disabled = r.ply >= r.of;
+  // Playing it out: a local game, from a position with a move to make.
+  $("#rp-play-out").hidden = Boolean(store.online) || r.ply >= r.of;
+  // A link to this move (a local game's: an online game's address is its
+  // invite link, a secret of its own); the address bar follows the move.
+  const link = $("#rp-link");
+  const s = store.state;
+  link.hidden = Boolean(store.online) || !s;
+  if (!link.hidden) {
+    link.href = `#game=${encodeURIComponent(s.id)}&ply=${r.ply}`;
+    if (new URLSearchParams(location.hash.slice(1)).get("game") === s.id) history.replaceState(null, "", link.href);
+  }
+}
+
+// The move a link asks for (`#game=ID&ply=N`), or null.
+export function plyInLink(hash = location.hash) {
+  const q = new URLSearchParams(hash.slice(1));
+  const ply = q.get("ply");
+  return ply !== null && /^\d{1,4}$/.test(ply) ? { id: q.get("game"), ply: Number(ply) } : null;
 }
 
 // Step the replay by `delta` moves (the arrow keys).

@@ -2,7 +2,8 @@
 
 import { $, button, h, rotate } from "./dom.js";
 import { store, curtained, myTurn, set, setQuietly } from "./store.js";
-import { cardSvg, faceWords } from "./board.js";
+import { cardSvg, faceWords, spotlight } from "./board.js";
+import { boxWords } from "./places.js";
 import { allowed, tutorialOn } from "./tutorial.js";
 
 export function drawTray(redrawBoard) {
@@ -35,6 +36,11 @@ export function canUndo(s) {
   return s.history.some((_, ply) => s.seats[ply % n] === "human");
 }
 
+// Whether the viewer (in hotseat: whoever holds the device) is to move.
+function myTurnHere(s) {
+  return s.mode === "hotseat" ? !s.finished && s.to_move !== null : myTurn(s);
+}
+
 // `send(move)` plays a move.
 export function drawActions(send) {
   const s = store.state;
@@ -51,14 +57,23 @@ export function drawActions(send) {
       const box = s.boxes.find((b) => `box@${b.x},${b.y}` === m);
       // Where it is, in words (two boxes may be worth the same) and on the
       // counter while the button is pointed at or focused.
-      const b = button(`Box it: ${box ? `${box.size} donuts, ${box.points} pts at ${box.x},${box.y}` : m}`, () => send(m));
-      const point = (on) => document.querySelectorAll(`#board rect.run[data-box="${m.slice(4)}"]`).forEach((r) => r.classList.toggle("pointed", on));
+      const b = button(`Box it: ${box ? boxWords(s, box) : m}`, () => send(m));
+      const point = (on) => {
+        if (box) spotlight(on ? box.cells : null, "#ff6a00");
+        document.querySelectorAll(`#board rect.run[data-box="${m.slice(4)}"]`).forEach((r) => r.classList.toggle("pointed", on));
+      };
       for (const [type, on] of [["mouseenter", true], ["focus", true], ["mouseleave", false], ["blur", false]]) b.addEventListener(type, () => point(on));
       boxes.append(b);
     } else if (m.startsWith("swap") || m === "pass") {
       extra.append(button(m === "pass" ? "Pass" : `Swap ${m.slice(5)}`, () => send(m)));
     }
   }
+  // Placing a card draws; drawing the last card of the pile starts the
+  // Final Lap (RULES.md section 8): said before the move, not after.
+  const me = s.mode === "hotseat" ? s.to_move : s.player;
+  const lastDraw = playing && !cover && myTurnHere(s) && s.final_lap_turns === null && s.pile_sizes[me] === 1;
+  $("#lap-warning").hidden = !lastDraw;
+  $("#lap-warning").textContent = lastDraw ? `Placing a card now draws the last card of your pile: that starts the Final Lap, and every other player gets one more turn (Box it draws nothing).` : "";
   $("#btn-rotate").hidden = s.player < 0 || cover || !playing;
   $("#btn-undo").hidden = !playing || !canUndo(s) || tutorialOn();
   // Hints are for local games: online, the opponent has not agreed to them.
