@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,8 @@ def test_every_screen_in_light_and_dark_on_desktop_and_phone(
 ) -> None:
     """The first screen, How to play, the tutorial, the table of a 48-move
     game, Saved games, the replay, the analysis (and a marked move in it),
-    sign-in, the lobby and the community's pages: no serious or critical
+    sign-in, the lobby and the community's pages, an online game's seat,
+    spectator and end screens: no serious or critical
     violation in the system's light or dark setting, on a desktop or a
     phone."""
     from test_board_scale import fifty_move_game
@@ -183,5 +185,42 @@ def test_every_screen_in_light_and_dark_on_desktop_and_phone(
     page.click("#community [data-tab=profile]")
     found["my games"] = _serious(page)
     page.context.close()
+    # An online game with a clock: a seat's screen, a spectator's, and the
+    # end screen once the seat resigns (the forfeit said on it).
+    online = post(
+        live + "/api/online",
+        {
+            "seats": [{"kind": "human", "name": "Eve"}, {"kind": "random", "name": ""}],
+            "clock": {"minutes": 5, "increment": 3},
+        },
+    )
+
+    def themed(url: str) -> Any:
+        p = page_for(chromium, "about:blank", width=width)
+        p.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+        p.goto(url)
+        return p
+
+    seat = themed(live + online["seats"][0]["link"])
+    expect(seat.locator("#role")).to_have_text(re.compile("^Seat 1"))
+    found["online seat"] = _serious(seat)
+    watcher = themed(live + online["spectator"]["link"])
+    expect(watcher.locator("#role")).to_have_text("Spectating")
+    found["spectator"] = _serious(watcher)
+    watcher.context.close()
+    mine = online["seats"][0]["token"]
+    with urllib.request.urlopen(
+        urllib.request.Request(
+            live + f"/api/online/{online['id']}", headers={"Authorization": f"Bearer {mine}"}
+        ),
+        timeout=30,
+    ) as r:
+        version = json.loads(r.read())["version"]
+    state = post(live + f"/api/online/{online['id']}/resign", {"version": version}, mine)
+    assert state["finished"] and state["ended_by"] == "resign"
+    expect(seat.locator("#summary")).to_be_visible()
+    expect(seat.locator(".forfeit-note").first).to_contain_text("You resigned")
+    found["online end"] = _serious(seat)
+    seat.context.close()
     bad = {k: v for k, v in found.items() if v}
     assert not bad, json.dumps(bad, indent=1)

@@ -126,7 +126,10 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     # 3. Every open box: named with its size, flavour and value, and found
     # from its description (pointing at it picks out its donuts, in view).
     table = {(c["x"], c["y"]): c["flavour"] for c in game.view(0).table_cells()}
-    expected = {frozenset(xy(c) for c in run.cells): run.points for run in game.counter.boxes()}
+    scoring = game.rules.scoring_rule
+    expected = {
+        frozenset(xy(c) for c in run.cells): scoring.run_points(run) for run in game.counter.boxes()
+    }
     open_boxes = page.locator("#open-boxes li:not(.more) button")
     more = page.locator("#open-boxes li.more button")
     if more.count():

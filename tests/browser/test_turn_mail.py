@@ -107,11 +107,15 @@ def test_a_turn_based_invitation_game_by_email(
         invitation = box.wait_for(addresses[1], 2)[-1]
         assert invitation["Subject"] == f"donutbox: {names[0]} invites you to a table"
         bob.click("#invites button.join-invite")
+        # The table starts: the lobby takes both pages to the game, each on
+        # its own seat's link (#/online/<game>/<token>).
         for page in pages:
-            page.wait_for_selector("#my-games a.open-game")
-        links = [str(p.get_attribute("#my-games a.open-game", "href")) for p in pages]
-        game = links[0].split("/")[3]
-        tokens = [lk.split("/")[4] for lk in links]
+            page.wait_for_function(
+                "() => location.hash.startsWith('#/online/') && window.donutbox.state"
+            )
+        links = [str(p.evaluate("() => location.hash")) for p in pages]
+        game = links[0].split("/")[2]
+        tokens = [lk.split("/")[3] for lk in links]
         first = _get(f"{live}/api/online/{game}", tokens[0])["to_move"]
         # The first player to move is emailed; the game waits for them.
         turn = box.wait_for(addresses[first], 3 if first == 1 else 2)[-1]
@@ -184,9 +188,11 @@ def test_a_missed_deadline_ends_a_rated_turn_based_game_in_the_page(
         cy.select_option("#new-table select[name=clock]", "1d")
         cy.click("#btn-open-table")
         di.click(f"li.lobby-table[data-host='{names[0]}'] button.join")
-        cy.wait_for_selector("#my-games a.open-game")
-        cy.click("#my-games a.open-game")
-        cy.wait_for_function("() => window.donutbox.state && window.donutbox.state.clock")
+        # The lobby takes Cy's page to the game once the table starts.
+        cy.wait_for_function(
+            "() => location.hash.startsWith('#/online/')"
+            " && window.donutbox.state && window.donutbox.state.clock"
+        )
         state = cy.evaluate("() => window.donutbox.state")
         assert state["rated"] and state["clock"]["days"] == 1
         idle = state["to_move"]

@@ -190,6 +190,13 @@ def test_a_request_waiting_on_a_locked_database_does_not_stall_others(
     db = tmp_path / "games.db"
     url = f"sqlite:///{db}"
     events: list[str] = []
+    # The server's SQLite connection keeps its lock once used (WAL with
+    # locking_mode=EXCLUSIVE, storage.py): the deadline sweep's first query
+    # at start-up would take it back after the test lets it go.  The sweep
+    # is not what this test is about; it stays off.
+    from donutbox.server import deadlines
+
+    monkeypatch.setattr(deadlines.Deadlines, "start", lambda self: None)
     with TestClient(create_app(url, inline_ai=True)) as c:
         store = c.app.state.hub.store
         create = store.create

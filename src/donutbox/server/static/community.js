@@ -147,17 +147,25 @@ function accountBar() {
   return bar;
 }
 
+// The new-table form's choices, kept across the lobby's redraws (a push
+// redraws the lobby; a choice made just before must not be lost).
+const tableChoice = { players: "2", rated: true, takebacks: false, clock: "5+3" };
+
 function tableForm() {
   const form = h("form", { id: "new-table" });
   const rules = h("div", { className: "rule-fields" });
   ruleFields(rules, "table");
   const players = h("select", { name: "players", "aria-label": "players" });
   for (const n of [2, 3, 4]) players.append(h("option", { value: String(n) }, `${n} players`));
+  players.value = tableChoice.players;
   const rated = h("input", { type: "checkbox", name: "rated" });
-  rated.checked = true;
+  rated.checked = tableChoice.rated;
   const takebacks = h("input", { type: "checkbox", name: "takebacks" });
-  rated.addEventListener("change", () => { if (rated.checked) takebacks.checked = false; });
-  takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; });
+  takebacks.checked = tableChoice.takebacks;
+  const keep = () => Object.assign(tableChoice, { players: players.value, rated: rated.checked, takebacks: takebacks.checked, clock: clock.value });
+  rated.addEventListener("change", () => { if (rated.checked) takebacks.checked = false; keep(); });
+  takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; keep(); });
+  players.addEventListener("change", () => keep());
   // Time controls as lichess offers them (minutes each + seconds a move);
   // a rated game always has one (the server gives 5 + 3 to one without),
   // and quick match pairs players of the same one.
@@ -166,7 +174,8 @@ function tableForm() {
   for (const [m, i] of [[1, 0], [3, 2], [5, 3], [10, 5], [15, 10], [30, 20]]) clock.append(h("option", { value: `${m}+${i}` }, `${m} min + ${i} s a move`));
   // Turn-based (docs/online.md): days per move, a reminder when it is your turn.
   for (const d of [1, 2, 3, 7]) clock.append(h("option", { value: `${d}d` }, `turn-based: ${d} day${d === 1 ? "" : "s"} a move`));
-  clock.value = "5+3";
+  clock.value = tableChoice.clock;
+  clock.addEventListener("change", () => keep());
   const chosen = () => {
     if (clock.value.endsWith("d")) return { days: Number(clock.value.slice(0, -1)) };
     const [m, i] = clock.value ? clock.value.split("+").map(Number) : [0, 0];
