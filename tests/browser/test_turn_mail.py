@@ -48,8 +48,15 @@ def _sign_up(page: Any, name: str) -> None:
     page.wait_for_selector("#me-name")
 
 
+def _open_email_settings(page: Any) -> None:
+    """Open the email settings (they stay open across the lobby's redraws)."""
+    page.wait_for_selector("#email-settings summary")
+    if not page.locator("#email-settings").evaluate("(d) => d.open"):
+        page.click("#email-settings summary")
+
+
 def _confirm_email(page: Any, box: Mailbox, address: str) -> None:
-    page.click("#email-settings summary")
+    _open_email_settings(page)
     page.fill("#email-settings input[type=email]", address)
     page.click("#btn-email")
     (msg,) = box.wait_for(address, 1)
@@ -58,7 +65,7 @@ def _confirm_email(page: Any, box: Mailbox, address: str) -> None:
     page.go_back()
     page.wait_for_selector("#btn-community")
     page.click("#btn-community")
-    page.click("#email-settings summary")
+    _open_email_settings(page)
     page.wait_for_selector("#btn-reminders")  # offered once confirmed
     assert "confirmed" in page.inner_text("#email-state")
 
@@ -128,7 +135,7 @@ def test_a_turn_based_invitation_game_by_email(
         pages[first].screenshot(path=str(SHOTS / "turn-first-screen.png"))
         for page in pages:
             page.click("#btn-community")
-            page.click("#email-settings summary")
+            _open_email_settings(page)
             page.wait_for_selector("#btn-reminders")
         pages[first].wait_for_selector("#waiting-lobby a.open-game")
         assert pages[1 - first].locator("#waiting-lobby").count() == 0  # not their move

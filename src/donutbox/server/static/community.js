@@ -34,14 +34,21 @@ async function refreshAccountAndMail() {
 // Email reminders (docs/community.md, "Email"): offered only by a server
 // started with --smtp.  One address, confirmed by a link; three kinds of
 // reminder; every email has its own one-click unsubscribe link.
+// Whether the email settings are open and the address being typed, kept
+// across the lobby's redraws (a push must not close them or drop a draft).
+const emailDraft = { open: false, address: null };
+
 function emailSettings() {
   const box = h("details", { id: "email-settings", className: "community-email" });
+  box.open = emailDraft.open;
+  box.addEventListener("toggle", () => { emailDraft.open = box.open; });
   box.append(h("summary", {}, "Email reminders"));
-  const address = h("input", { type: "email", maxlength: "254", autocomplete: "email", "aria-label": "email address", value: mail.address || "" });
+  const address = h("input", { type: "email", maxlength: "254", autocomplete: "email", "aria-label": "email address", value: emailDraft.address ?? (mail.address || "") });
+  address.addEventListener("input", () => { emailDraft.address = address.value; });
   const state = mail.address ? (mail.confirmed ? "confirmed" : "waiting for you to open the link we sent") : "none yet";
   box.append(h("p", { id: "email-state" }, `Address: ${state}.`));
   const save = (path, body, said) => async () => {
-    try { mail = await call(path, body()); showNotice(said); render(); } catch (err) { showError(err.message); }
+    try { mail = await call(path, body()); emailDraft.address = null; showNotice(said); render(); } catch (err) { showError(err.message); }
   };
   const row = h("div", { className: "row" });
   box.append(row);
@@ -124,6 +131,8 @@ function signInForm() {
   return section("Sign in or sign up", form);
 }
 
+const passwordDraft = { open: false, old: "", neu: "" };
+
 function accountBar() {
   const bar = h("p", { className: "community-me" });
   bar.append(document.createTextNode("Signed in as "), h("strong", { id: "me-name" }, me.user.name), document.createTextNode(" "));
@@ -131,17 +140,28 @@ function accountBar() {
     try { await call("/api/account/signout", {}); } catch (err) { showError(err.message); }
     if (socket) socket.close();
     socket = null; lobby = null;
+    Object.assign(passwordDraft, { open: false, old: "", neu: "" });
+    Object.assign(emailDraft, { open: false, address: null });
     forgetLobby();
     await refreshAccountAndMail();
     refreshWaiting();
     render();
   }, { id: "btn-sign-out" }));
   const pw = h("details", {});
+  // Open, and what was typed, kept across the lobby's redraws.
+  pw.open = passwordDraft.open;
+  pw.addEventListener("toggle", () => { passwordDraft.open = pw.open; });
   pw.append(h("summary", {}, "Change password"));
-  const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password" });
-  const neu = h("input", { type: "password", autocomplete: "new-password", minlength: "8", maxlength: "128", "aria-label": "new password" });
+  const old = h("input", { type: "password", autocomplete: "current-password", maxlength: "128", "aria-label": "current password", value: passwordDraft.old });
+  const neu = h("input", { type: "password", autocomplete: "new-password", minlength: "8", maxlength: "128", "aria-label": "new password", value: passwordDraft.neu });
+  old.addEventListener("input", () => { passwordDraft.old = old.value; });
+  neu.addEventListener("input", () => { passwordDraft.neu = neu.value; });
   pw.append(old, neu, button("Change", async () => {
-    try { await call("/api/account/password", { old_password: old.value, new_password: neu.value }); showNotice("Password changed; your other sessions are signed out."); } catch (err) { showError(err.message); }
+    try {
+      await call("/api/account/password", { old_password: old.value, new_password: neu.value });
+      Object.assign(passwordDraft, { open: false, old: "", neu: "" });
+      showNotice("Password changed; your other sessions are signed out.");
+    } catch (err) { showError(err.message); }
   }));
   bar.append(pw);
   return bar;
