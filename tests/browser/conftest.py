@@ -95,6 +95,30 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _CHROMIUM.close()
 
 
+def get(url: str, token: str) -> dict[str, Any]:
+    """GET JSON with a bearer token (a seat's, or an owner's)."""
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def play_to_the_end(live: str, game_id: str, tokens: list[str]) -> dict[str, Any]:
+    """An online game played to its end over HTTP, each seat (``tokens``)
+    making its first legal move; the final state."""
+    state = get(f"{live}/api/online/{game_id}", tokens[0])
+    for _ in range(2000):
+        if state["finished"]:
+            return state
+        seat = state["to_move"]
+        mine = get(f"{live}/api/online/{game_id}", tokens[seat])
+        state = post(
+            f"{live}/api/online/{game_id}/moves",
+            {"move": mine["legal"][0], "version": mine["version"]},
+            tokens[seat],
+        )
+    raise AssertionError("the game did not end")
+
+
 def post(url: str, body: object, token: str | None = None) -> dict[str, Any]:
     """POST JSON as a browser of its own would (``token``: its owner token)."""
     headers = {"Content-Type": "application/json"}

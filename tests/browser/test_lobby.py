@@ -8,18 +8,10 @@ of the lobby, the leaderboard and the profile, desktop and phone."""
 
 from __future__ import annotations
 
-import json
 import secrets
-import urllib.request
 from typing import Any
 
-from conftest import SHOTS, page_for, post
-
-
-def _get(url: str, token: str) -> dict[str, Any]:
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())  # type: ignore[no-any-return]
+from conftest import SHOTS, get, page_for, play_to_the_end
 
 
 def _sign_up(page: Any, name: str) -> None:
@@ -40,21 +32,6 @@ def _link(page: Any, not_game: str = "") -> str:
         arg=not_game,
     )
     return "/" + str(page.evaluate("() => location.hash"))
-
-
-def _play_to_the_end(live: str, game_id: str, tokens: list[str]) -> dict[str, Any]:
-    state = _get(f"{live}/api/online/{game_id}", tokens[0])
-    for _ in range(2000):
-        if state["finished"]:
-            return state
-        seat = state["to_move"]
-        mine = _get(f"{live}/api/online/{game_id}", tokens[seat])
-        state = post(
-            f"{live}/api/online/{game_id}/moves",
-            {"move": mine["legal"][0], "version": mine["version"]},
-            tokens[seat],
-        )
-    raise AssertionError("the game did not end")
 
 
 def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
@@ -78,8 +55,8 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     assert links[1].split("/")[3] == game_id and links[0] != links[1]
     tokens = [link.split("/")[4] for link in links]
     # Each page shows its own seat of the online game.
-    assert _get(f"{live}/api/online/{game_id}", tokens[1])["player"] == 1
-    final = _play_to_the_end(live, game_id, tokens)
+    assert get(f"{live}/api/online/{game_id}", tokens[1])["player"] == 1
+    final = play_to_the_end(live, game_id, tokens)
     ann.wait_for_function(
         "() => document.querySelector('#summary') && !document.querySelector('#summary').hidden"
     )
@@ -111,7 +88,7 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
         )
         # The numbers shown are the server's: 1500 (new) before, the settled
         # rating after (docs/community.md), marked provisional ("?").
-        seat = _get(f"{live}/api/online/{game_id}", token)["player"]
+        seat = get(f"{live}/api/online/{game_id}", token)["player"]
         place = 1 + sum(s > final["scores"][seat] for s in final["scores"])
         assert "1500 →" in row.inner_text() and f"{place}" in row.inner_text()
         if page is ann:  # the end screen said the same new rating

@@ -10,14 +10,12 @@ the pages' addresses hold (as the other online browser tests do)."""
 
 from __future__ import annotations
 
-import json
 import secrets
-import urllib.request
 from typing import Any
 
 import pytest
 
-from conftest import SHOTS, page_for, post
+from conftest import SHOTS, page_for, play_to_the_end, post
 
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
 AXE = axe_sync.Axe()
@@ -30,12 +28,6 @@ A_GAME_SHOWN = (
     "() => location.hash.startsWith('#/online/') && !document.querySelector('#play').hidden"
     " && window.donutbox.state !== null"
 )
-
-
-def _get(url: str, token: str) -> dict[str, Any]:
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())  # type: ignore[no-any-return]
 
 
 def _sign_up(page: Any, name: str) -> None:
@@ -51,21 +43,6 @@ def _game_of(page: Any) -> tuple[str, str]:
     address)."""
     _, _, game, token = page.evaluate("() => location.hash").split("/")
     return game, token
-
-
-def _play_to_the_end(live: str, game_id: str, tokens: list[str]) -> dict[str, Any]:
-    state = _get(f"{live}/api/online/{game_id}", tokens[0])
-    for _ in range(2000):
-        if state["finished"]:
-            return state
-        seat = state["to_move"]
-        mine = _get(f"{live}/api/online/{game_id}", tokens[seat])
-        state = post(
-            f"{live}/api/online/{game_id}/moves",
-            {"move": mine["legal"][0], "version": mine["version"]},
-            tokens[seat],
-        )
-    raise AssertionError("the game did not end")
 
 
 def _no_error_said(page: Any) -> None:
@@ -168,7 +145,7 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     bob_token = _game_of(bob)[1]
     # The game runs: no Analyse anywhere, and the server refuses it.
     assert ann.is_hidden("#btn-analyse")
-    final = _play_to_the_end(live, game_id, [ann_token, bob_token])
+    final = play_to_the_end(live, game_id, [ann_token, bob_token])
     for page in (ann, bob):
         page.wait_for_function("() => !document.querySelector('#summary').hidden")
         # The end of an online game: Analyse for the players, Replay, the
