@@ -4,8 +4,9 @@
 
 import { $, NAMES, PLACE_RE, button, h, showError } from "./dom.js";
 import { api } from "./api.js";
-import { store, set } from "./store.js";
+import { store, set, setQuietly } from "./store.js";
 import { phantom } from "./board.js";
+import { lockButtons } from "./tray.js";
 import { sendOnline } from "./online.js";
 import { busy, previewLocal, sendLocal } from "./local.js";
 import { refused } from "./tutorial.js";
@@ -69,13 +70,14 @@ export function choose(moves, at = null) {
     }
   }
   tapped = null;
+  setQuietly({ pendingLock: null });
   if (moves.length === 1) return send(moves[0]);
+  // Kept in the store: a redraw of the same version (a clock, a reader
+  // arriving) draws the choice again instead of dropping it.
+  setQuietly({ pendingLock: { id: s.id, version: s.version, moves } });
   const extra = $("#extra");
-  extra.replaceChildren(document.createTextNode("Lock the Cinnamon Roll to: "));
-  for (const m of moves) {
-    const f = m.split("=")[1];
-    extra.append(button(`${f} · ${NAMES[f]}`, () => send(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f], className: "lock", "data-lock": f }));
-  }
+  extra.replaceChildren();
+  lockButtons(extra, moves, send);
   extra.querySelector("button").focus();
 }
 

@@ -13,6 +13,9 @@
 export const store = {
   /** The id of the game shown (or being opened), null for none. */
   gameId: null,
+  /** A Cinnamon Roll's lock being chosen: {id, version, moves} (play.js),
+   *  drawn again by every redraw of that version (tray.js). */
+  pendingLock: null,
   /** The latest state of that game the server sent, null until one came. */
   state: null,
   /** GET /api/meta: rule options, agents, the palette. */

@@ -1,6 +1,6 @@
 // The player's tray (their cards) and the action buttons under it.
 
-import { $, button, h, rotate } from "./dom.js";
+import { $, NAMES, button, h, rotate } from "./dom.js";
 import { store, curtained, myTurn, set, setQuietly } from "./store.js";
 import { cardSvg, faceWords, spotlight } from "./board.js";
 import { boxWords } from "./places.js";
@@ -41,6 +41,15 @@ function myTurnHere(s) {
   return s.mode === "hotseat" ? !s.finished && s.to_move !== null : myTurn(s);
 }
 
+// The lock choice of a Cinnamon Roll placed with `moves` (one per flavour).
+export function lockButtons(extra, moves, play) {
+  extra.append(document.createTextNode("Lock the Cinnamon Roll to: "));
+  for (const m of moves) {
+    const f = m.split("=")[1];
+    extra.append(button(`${f} · ${NAMES[f]}`, () => play(m), { "aria-label": `lock to ${NAMES[f]}`, title: NAMES[f], className: "lock", "data-lock": f }));
+  }
+}
+
 // `send(move)` plays a move.
 export function drawActions(send) {
   const s = store.state;
@@ -68,6 +77,8 @@ export function drawActions(send) {
       extra.append(button(m === "pass" ? "Pass" : `Swap ${m.slice(5)}`, () => send(m)));
     }
   }
+  const lock = store.pendingLock;
+  if (lock && playing && !cover && lock.id === s.id && lock.version === s.version) lockButtons(extra, lock.moves, send);
   // Placing a card draws; drawing the last card of the pile starts the
   // Final Lap (RULES.md section 8): said before the move, not after.
   const me = s.mode === "hotseat" ? s.to_move : s.player;
