@@ -326,7 +326,7 @@ def _upgraded_lobby_works(url: str) -> None:
             assert r.status_code == 404 and r.json()["detail"] == "table: no such open table"
         with app.state.hub.store.engine.connect() as conn:
             version = conn.exec_driver_sql("select version_num from alembic_version").all()
-        assert [tuple(r) for r in version] == [("0008",)]
+        assert [tuple(r) for r in version] == [("0009",)]
 
 
 def test_a_database_of_the_previous_code_gets_the_lobby_s_tables(tmp_path: Path) -> None:

@@ -270,4 +270,4 @@ def test_moderation_on_postgresql_from_another_process() -> None:
             assert [e["action"] for e in log] == ["void", "ban"]
             with app.state.hub.store.engine.connect() as conn:
                 version = conn.exec_driver_sql("select version_num from alembic_version").all()
-            assert [tuple(r) for r in version] == [("0008",)]
+            assert [tuple(r) for r in version] == [("0009",)]

@@ -416,7 +416,7 @@ def test_two_processes_started_together_on_a_fresh_database_both_serve(
         b.stop()
     with psycopg.connect(_plain(fresh_db), autocommit=True) as c:
         assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            ("0008",)
+            ("0009",)
         ]  # the newest migration
         from donutbox.server.broker import SCHEMA_LOCK
 

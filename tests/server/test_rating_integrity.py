@@ -222,7 +222,7 @@ def _upgraded_keeps_the_game(url: str) -> None:
         assert p["history"][0]["rating"]["weight"] == 1.0
         with app.state.hub.store.engine.connect() as conn:
             version = conn.exec_driver_sql("select version_num from alembic_version").all()
-        assert [tuple(r) for r in version] == [("0008",)]
+        assert [tuple(r) for r in version] == [("0009",)]
 
 
 def test_the_migration_keeps_settled_games_and_counts_opponents(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def test_an_old_database_upgrades_in_place_and_a_new_one_is_made(tmp_path: Path)
     with TestClient(create_app(f"sqlite:///{old}", inline_ai=True)) as c:
         assert c.app.state.hub.store.get("old").title == "old"  # type: ignore[attr-defined]
     con = sqlite3.connect(old)
-    assert con.execute("select version_num from alembic_version").fetchall() == [("0008",)]
+    assert con.execute("select version_num from alembic_version").fetchall() == [("0009",)]
     con.close()
     assert CommunitySeatRow.__tablename__ == "community_seats"
 

@@ -12,7 +12,10 @@ replays as before:
 - ``"forfeits": [{"seat": 1, "how": "resign", "ply": 14}, ...]``, in the
   order they happened; ``how`` is ``resign`` or ``time``;
 - ``"aborted": true``: a rated game whose players did not all arrive in
-  time (``ABORT_SECONDS``); it ends unrated.
+  time (``ABORT_SECONDS``); it ends unrated;
+- ``"absent": [1]``: with ``aborted``, the seats whose players never
+  arrived (a no-show: ``ratings/no_shows.py`` pauses repeated no-shows'
+  rated play).
 
 A forfeiting player drops out and ranks last (after every player still
 playing; of two who forfeited, the later ranks higher).  Once at most one
@@ -104,10 +107,24 @@ def with_forfeit(game: Game, seat: int, how: str) -> Game:
     return new
 
 
-def with_abort(game: Game) -> Game:
+def with_abort(game: Game, absent: list[int]) -> Game:
+    """``game`` aborted because the players of the seats ``absent`` never
+    arrived."""
     new = game.copy()
     new.meta["aborted"] = True
+    new.meta["absent"] = sorted(set(absent))
     return new
+
+
+def absent(game: Game) -> list[int]:
+    """The seats whose players never arrived in an aborted game (none in
+    any other; entries that are not seats are ignored)."""
+    if not aborted(game):
+        return []
+    raw = game.meta.get("absent")
+    if not isinstance(raw, list):
+        return []
+    return sorted({x for x in raw if type(x) is int and 0 <= x < game.players})
 
 
 def places(game: Game) -> list[int]:

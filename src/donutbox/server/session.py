@@ -246,7 +246,8 @@ class GameSession:
         """A rated game whose players did not all arrive: over, unrated."""
         if self.over or (self.clock is not None and self.clock.running):
             raise Conflict("abort: the game has started")
-        await self._store(forfeits.with_abort(self.game), copy.deepcopy(self.clock))
+        absent = sorted(self.humans() - self.joined)
+        await self._store(forfeits.with_abort(self.game, absent), copy.deepcopy(self.clock))
 
     def abort_due(self) -> float | None:
         """The wall-clock time (seconds since the epoch) at which this rated

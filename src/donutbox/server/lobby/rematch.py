@@ -40,6 +40,7 @@ from ..errors import Conflict, NoSuchGame
 from ..ratings.service import CommunityGameRow, CommunitySeatRow
 from ..routes.accounts import Community, CommunityDep, Csrf, Me
 from ..routes.common import HubDep
+from .store import turn_based_refusal
 
 router = APIRouter()
 
@@ -231,8 +232,21 @@ async def rematch(game_id: str, me: Me, c: CommunityDep, hub: HubDep) -> dict[st
     rated = bool(online.get("rated", False))
     if rated:  # the abandonment rule (docs/community.md): one rated game at a time
         for u in players:
-            if await asyncio.to_thread(c.ratings.unfinished_rated, u.id) is not None:
-                raise Conflict(f"rematch: {u.name} is playing another rated game")
+            reason = await asyncio.to_thread(c.ratings.rated_refusal, u.id)
+            if reason is not None and u.id == me.user.id:
+                raise Conflict(reason)
+            if reason is not None:  # (the other player's reason is theirs to read)
+                raise Conflict(f"rematch: {u.name} cannot start a rated game now")
+    if (online.get("clock") or {}).get("days") is not None:  # at most so many at once
+        for u in players:
+            count = await asyncio.to_thread(c.ratings.turn_based_in_progress, u.id)
+            full = turn_based_refusal(count)
+            if full is not None:
+                raise Conflict(
+                    full
+                    if u.id == me.user.id
+                    else f"rematch: {u.name} has as many turn-based games as one account may"
+                )
     _, start = await asyncio.to_thread(r.accept, game_id, me.user, players)
     ids = [u.id for u in players]
     if start:

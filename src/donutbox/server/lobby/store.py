@@ -71,6 +71,10 @@ DEFAULT_CLOCK: dict[str, float] = {"minutes": 5.0, "increment": 3.0}
 #: anything else is no table, never a query.
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
 MAX_INVITES = 20
+#: Turn-based lobby games one account may have in progress at once (as
+#: Board Game Arena caps its tables): bounds what one account adds to the
+#: deadline sweep, the "waiting for your move" list and the reminder mail.
+MAX_TURN_BASED_GAMES = 50
 #: A player is online for this long after their last lobby request.
 SEEN_SECONDS = 60.0
 #: A process's lobby sockets count this long after it last renewed them.
@@ -267,6 +271,17 @@ def _public(t: Any, waiting: list[str]) -> dict[str, Any]:
         "host": t.host_name,
         "waiting": waiting,
     }
+
+
+def turn_based_refusal(in_progress: int) -> str | None:
+    """Why a player with ``in_progress`` turn-based games may not start
+    another (one line), or None."""
+    if in_progress < MAX_TURN_BASED_GAMES:
+        return None
+    return (
+        f"turn-based: you have {in_progress} turn-based games in progress, the most one "
+        "account may have; finish some first"
+    )
 
 
 class LobbyStore:
@@ -487,6 +502,17 @@ class LobbyStore:
             return False
         with Session(self.engine) as db:
             return bool(db.scalar(select(LobbyTableRow.rated).where(LobbyTableRow.id == table_id)))
+
+    def table_turn_based(self, table_id: str) -> bool:
+        """Is this an open table with a turn-based clock (``{"days": d}``)."""
+        if not TABLE_ID.fullmatch(table_id):
+            return False
+        with Session(self.engine) as db:
+            clock = db.scalar(select(LobbyTableRow.clock).where(LobbyTableRow.id == table_id))
+        try:
+            return isinstance(clock, str) and json.loads(clock).get("days") is not None
+        except (ValueError, AttributeError):
+            return False
 
     # -- quick match -------------------------------------------------------------
 

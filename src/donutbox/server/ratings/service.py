@@ -21,7 +21,7 @@ import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -32,6 +32,7 @@ from sqlalchemy import (
     Integer,
     String,
     and_,
+    false,
     func,
     select,
     update,
@@ -60,6 +61,7 @@ from ..ratings.model import (
     seat_weights,
 )
 from ..storage import GameRow, Store
+from . import no_shows
 
 __all__ = ["MODEL", "MU", "SIGMA", "Rating", "Ratings", "ordinal", "places"]
 
@@ -107,6 +109,9 @@ class CommunitySeatRow(CommunityBase):
     sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: how much the game counted for this seat (ratings.model.seat_weights)
     weight: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the game was aborted because this seat's player never arrived
+    #: (ratings/no_shows.py)
+    no_show: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 def _turn_based(options: str) -> bool:
@@ -356,9 +361,11 @@ class Ratings:
             if not rated:
                 info.rated = False
             before: list[RatingRow] = []
+            absent = forfeits.absent(game)
             for s in seats:
                 s.place = place[s.seat]
                 s.score = game.scores[s.seat]
+                s.no_show = s.seat in absent
                 if rated:
                     row = db.get(RatingRow, (s.user_id, info.rules_key), with_for_update=True)
                     if row is None:
@@ -498,6 +505,45 @@ class Ratings:
                 if not _turn_based(options):
                     return str(game_id)
         return None
+
+    def turn_based_in_progress(self, user_id: int) -> int:
+        """How many turn-based lobby games of this user are still being
+        played (rated or not)."""
+        with Session(self.engine) as db:
+            q = (
+                select(GameRow.options)
+                .join(CommunityGameRow, GameRow.id == CommunityGameRow.game_id)
+                .join(CommunitySeatRow, CommunitySeatRow.game_id == CommunityGameRow.game_id)
+                .where(CommunitySeatRow.user_id == user_id, GameRow.finished.is_(False))
+            )
+            return sum(1 for options in db.scalars(q) if _turn_based(options))
+
+    def no_shows(self, user_id: int, since: datetime) -> list[datetime]:
+        """When the user's no-shows (``no_shows.py``) since ``since`` were,
+        games ended but not yet settled included (settled here first)."""
+        self.settle_all()
+        with Session(self.engine) as db:
+            q = (
+                select(CommunityGameRow.ended)
+                .join(CommunitySeatRow, CommunitySeatRow.game_id == CommunityGameRow.game_id)
+                .where(
+                    CommunitySeatRow.user_id == user_id,
+                    CommunitySeatRow.no_show.is_(True),
+                    CommunityGameRow.ended >= since,
+                )
+            )
+            # (SQLite gives back naive UTC times)
+            return [t if t.tzinfo else t.replace(tzinfo=UTC) for t in db.scalars(q) if t]
+
+    def rated_refusal(self, user_id: int) -> str | None:
+        """Why this user may not start a rated game now (one line), or None:
+        a real-time rated game still being played (abandonment), or rated
+        play paused after repeated no-shows (``no_shows.py``)."""
+        game = self.unfinished_rated(user_id)
+        if game is not None:
+            return f"rated: your rated game {game} is still being played; finish or resign it first"
+        t = now()
+        return no_shows.refusal(self.no_shows(user_id, t - no_shows.WINDOW), t)
 
     def seat_of(self, user_id: int, game_id: str) -> CommunitySeatRow | None:
         with Session(self.engine) as db:

@@ -28,7 +28,7 @@ from ..hub import Hub
 from ..lobby.bus import make_bus
 from ..lobby.rematch import Rematches
 from ..lobby.service import Lobby
-from ..lobby.store import DEFAULT_CLOCK
+from ..lobby.store import DEFAULT_CLOCK, turn_based_refusal
 from ..models import ClockOption, NewOnlineGame, RuleFields, rules_of
 from ..online import RateLimit
 from ..ratings.service import Ratings, ordinal
@@ -172,12 +172,20 @@ def rated_clock(clock: ClockOption | None) -> dict[str, float]:
 
 async def not_playing_rated(c: Community, user: User) -> None:
     """Abandonment: a player with a rated game still being played cannot
-    start another (409 naming it); they finish or resign it first."""
-    game = await asyncio.to_thread(c.ratings.unfinished_rated, user.id)
-    if game is not None:
-        raise Conflict(
-            f"rated: your rated game {game} is still being played; finish or resign it first"
-        )
+    start another (409 naming it); they finish or resign it first.  Nor can
+    a player whose rated play is paused after repeated no-shows."""
+    reason = await asyncio.to_thread(c.ratings.rated_refusal, user.id)
+    if reason is not None:
+        raise Conflict(reason)
+
+
+async def room_for_turn_based(c: Community, user: User) -> None:
+    """At most ``MAX_TURN_BASED_GAMES`` turn-based games in progress an
+    account (lobby/store.py): 409 at the cap."""
+    count = await asyncio.to_thread(c.ratings.turn_based_in_progress, user.id)
+    reason = turn_based_refusal(count)
+    if reason is not None:
+        raise Conflict(reason)
 
 
 @router.get("/api/lobby", response_model=LobbyState, response_model_by_alias=True)
@@ -214,6 +222,8 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
     rules, key, label = _rules(body)
     rated = body.rated and not body.takebacks
+    if body.clock is not None and body.clock.days is not None:
+        await room_for_turn_based(c, me.user)
     if rated:
         await not_playing_rated(c, me.user)
         clock: dict[str, float] | None = rated_clock(body.clock)
@@ -227,6 +237,8 @@ async def open_table(body: NewTable, me: Me, c: CommunityDep) -> dict[str, Any]:
 @router.post("/api/lobby/tables/{table_id}/join", dependencies=[Csrf])
 async def join_table(table_id: str, me: Me, c: CommunityDep) -> dict[str, Any]:
     await c.lobby.touch(me.user)
+    if await asyncio.to_thread(c.lobby.store.table_turn_based, table_id):
+        await room_for_turn_based(c, me.user)
     if await asyncio.to_thread(c.lobby.store.table_rated, table_id):
         await not_playing_rated(c, me.user)
     table, game = await c.lobby.join(me.user, table_id)
@@ -244,6 +256,8 @@ async def quick_match(body: QuickMatch, me: Me, c: CommunityDep) -> dict[str, An
     """Wait for a rated game of these rules with players of a similar rating."""
     await c.lobby.touch(me.user)
     await not_playing_rated(c, me.user)
+    if body.clock is not None and body.clock.days is not None:
+        await room_for_turn_based(c, me.user)
     rules, key, label = _rules(body)
     clock = rated_clock(body.clock)
     r = await asyncio.to_thread(c.ratings.rating, me.user.id, key)
