@@ -99,3 +99,40 @@ def test_a_mail_server_that_is_down_fails_no_move_and_the_email_waits(
             headers=auth,
         )
         assert r.status_code == 200 and r.json()["version"] == 1
+
+
+def test_old_rows_done_with_are_deleted_and_none_still_to_send(tmp_path: Path) -> None:
+    """Rows older than KEEP_DAYS go once sent, failed or dropped; a row
+    still pending stays whatever its age, and so do recent rows."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    assert migrate.upgrade(engine)
+    with Session(engine) as db, db.begin():
+        db.add(UserRow(id=1, name="ann", name_key="ann", password_hash="x", created=now()))
+    day = 86400.0
+    ages = {"sent": 31, "failed": 40, "dropped": 90, "pending": 60}
+    with Session(engine) as db, db.begin():
+        for i, (state, days) in enumerate([*ages.items(), ("sent", 29), ("failed", 1)]):
+            db.add(
+                OutboxRow(
+                    user_id=1,
+                    address="ann@example.org",
+                    kind="turn",
+                    dedupe=f"turn:g{i}:0",
+                    subject="s",
+                    body_text="t",
+                    body_html="h",
+                    unsubscribe="u",
+                    created=time.time() - days * day,
+                    state=state,
+                    next_try=0.0,
+                )
+            )
+    outbox = Outbox(engine, parse_smtp_url("smtp://127.0.0.1:1", BASE))
+    assert sender_module.KEEP_DAYS == 30
+    assert asyncio.run(Sender(outbox).prune()) == 3
+    with Session(engine) as db:
+        left = sorted(
+            (r.state, round((time.time() - r.created) / day)) for r in db.scalars(select(OutboxRow))
+        )
+    assert left == [("failed", 1), ("pending", 60), ("sent", 29)]
+    engine.dispose()

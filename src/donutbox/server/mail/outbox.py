@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -317,6 +317,16 @@ class Outbox:
                 .where(OutboxRow.id == row_id)
                 .values(state="sent", sent_at=time.time(), claimed_until=None, error=None)
             )
+
+    def prune(self, before: float) -> int:
+        """Delete the rows stored before ``before`` (seconds since the
+        epoch) that are done with: sent, failed or dropped, never one still
+        to send.  How many were deleted."""
+        with Session(self.engine) as db, db.begin():
+            gone = db.execute(
+                delete(OutboxRow).where(OutboxRow.created < before, OutboxRow.state != "pending")
+            )
+            return int(getattr(gone, "rowcount", 0) or 0)
 
     def failed(self, row_id: int, error: str, give_up: bool, retry_at: float) -> None:
         with Session(self.engine) as db, db.begin():

@@ -15,6 +15,12 @@ restarted, or another one).  A crash after the mail server accepted a row
 and before it was marked sent sends it once more when its lease is over:
 each such crash costs at most one duplicate of the rows in hand (at most
 ``BATCH``), never more (the attempt count bounds every row).
+
+Rows are kept ``KEEP_DAYS`` (``DONUTBOX_MAIL_KEEP_DAYS``, 30 by default):
+the hourly limits count them and their ``dedupe`` keys stop a second
+reminder for the same deadline, which is at most 7 days away.  Once an hour
+(``PRUNE_SECONDS``) and at start, older rows that are done with are
+deleted: they hold addresses nobody needs any more.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ ATTEMPTS = 5
 LEASE_SECONDS = 120.0
 TIMEOUT = 20.0
 BATCH = 20
+KEEP_DAYS = float(os.environ.get("DONUTBOX_MAIL_KEEP_DAYS", "30"))
+PRUNE_SECONDS = 3600.0
 
 
 def deliver(config: SmtpConfig, p: Pending) -> None:
@@ -104,10 +112,18 @@ class Sender:
                 self.sent += 1
                 done += 1
 
+    async def prune(self) -> int:
+        """Delete the rows older than ``KEEP_DAYS`` that are done with."""
+        return await asyncio.to_thread(self.outbox.prune, time.time() - KEEP_DAYS * 86400)
+
     async def _forever(self) -> None:
+        pruned = -PRUNE_SECONDS
         while True:
             self.wake.clear()
             try:
+                if time.monotonic() - pruned >= PRUNE_SECONDS:
+                    pruned = time.monotonic()
+                    await self.prune()
                 await self.send_due()
             except asyncio.CancelledError:
                 raise
