@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .core import DonutboxError, Game, RecordError, Rules
@@ -36,6 +36,10 @@ from .usage import (
     printable,
     read_record,
 )
+
+if TYPE_CHECKING:
+    from .lab.match import GameResult
+    from .lab.sim import GameSpec
 
 __all__ = ["MAX_RECORD_BYTES", "build_parser", "main", "one_line", "read_record"]
 
@@ -583,23 +587,56 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ladder_agents(text: str) -> list[str]:
+def _ladder_agents(text: str, least: int = 2, flag: str = "--agents") -> list[str]:
     from .ai import agent_info
     from .ai.catalogue import OPTIONAL, split_budget
 
     names = [a.strip() for a in text.split(",") if a.strip()]
-    if not 2 <= len(names) <= 16:
-        raise UsageError("--agents must name 2 to 16 agents, e.g. --agents random,greedy,mcts:200")
+    if not least <= len(names) <= 16:
+        raise UsageError(
+            f"{flag} must name {least} to 16 agents, e.g. {flag} random,greedy,mcts:200"
+        )
     if len(set(names)) != len(names):
-        raise UsageError("--agents: each agent once")
+        raise UsageError(f"{flag}: each agent once")
     for a in names:
         if a in OPTIONAL:
             continue
         try:
             split_budget(a) if ":" in a else agent_info(a)
         except DonutboxError as err:
-            raise UsageError(f"--agents: {err}") from None
+            raise UsageError(f"{flag}: {err}") from None
     return names
+
+
+def _extension(
+    args: argparse.Namespace, rules: Rules, options: dict[str, dict[str, Any]]
+) -> tuple[list[str], list[GameResult], list[GameSpec]]:
+    """``tournament --extend DIR``: the earlier ladder's agents and games,
+    and the games that place the new agents on it (lab/tournament.py)."""
+    from .lab.tournament import LadderFileError, agents_of, extension, read_games
+
+    try:
+        earlier = read_games(Path(args.extend) / "games.csv")
+    except LadderFileError as err:
+        raise UsageError(f"--extend: {err}") from None
+    played = {r.rules.key() for r in earlier}
+    if played != {rules.key()}:
+        raise UsageError(
+            f"--extend: that ladder was played with rules {', '.join(sorted(played))}, "
+            f"not {rules.key()}: give the same rule options"
+        )
+    old = agents_of(earlier)
+    new = [a for a in _ladder_agents(args.agents, 1) if a not in old]
+    if not new:
+        raise UsageError("--agents: every agent named is on that ladder already")
+    against = None
+    if args.against is not None:
+        against = _ladder_agents(args.against, 1, "--against")
+        stray = [a for a in against if a not in old]
+        if stray:
+            raise UsageError(f"--against: {', '.join(stray)} not on that ladder ({', '.join(old)})")
+    todo = extension(old, new, args.games, rules, args.seed, options, against)
+    return old + new, earlier, todo
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -607,10 +644,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from .lab.sim import Interrupted, run_specs, write_games
     from .lab.tournament import ladder, ladder_lines, pair_table, round_robin
 
-    agents = _ladder_agents(args.agents)
     _check_counts(args)
     options = _agent_options(args)
-    todo = round_robin(agents, args.games, _rules_from(args), args.seed, options)
+    rules = _rules_from(args)
+    earlier: list[GameResult] = []
+    if args.extend is None:
+        if args.against is not None:
+            raise UsageError("--against: only with --extend")
+        agents = _ladder_agents(args.agents)
+        todo = round_robin(agents, args.games, rules, args.seed, options)
+    else:
+        agents, earlier, todo = _extension(args, rules, options)
     _out_folder(args.out)
     listed = [a.split(":")[0] for a in agents if a not in OPTIONAL]
     log = None
@@ -626,6 +670,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     finally:
         if log is not None:
             log.close()
+    results = earlier + results
     rows = ladder(results, agents)
     lines = list(ladder_lines(rows, pair_table(results, agents)))
     for line in lines:
@@ -1206,6 +1251,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_sim_options(p, 20, None, "per pair", players=False)
     _add_rule_options(p)
+    p.add_argument(
+        "--extend",
+        metavar="DIR",
+        help="place new agents on a ladder played before (the --out folder of an earlier "
+        "tournament): only the games of the agents of --agents not on it are played, against "
+        "its agents (or those of --against) and each other; the ratings are fitted to all",
+    )
+    p.add_argument(
+        "--against",
+        metavar="AGENTS",
+        help="with --extend: the earlier agents the new ones play (default: all of them)",
+    )
     p.set_defaults(func=cmd_tournament)
 
     p = sub.add_parser(

@@ -14,7 +14,7 @@ from donutbox.ai.catalogue import split_budget
 from donutbox.cli import main
 from donutbox.core import InputError, Rules
 from donutbox.lab.match import GameResult
-from donutbox.lab.tournament import fit, ladder, round_robin
+from donutbox.lab.tournament import extension, fit, ladder, round_robin
 
 
 def test_round_robin_pairs_every_two_agents_on_the_same_deals() -> None:
@@ -121,3 +121,91 @@ def test_bad_agents_get_one_line(
     assert main(["tournament", "--agents", agents]) == 2
     err = capsys.readouterr().err
     assert reason in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_extension_plays_only_the_new_agents_games() -> None:
+    rules = Rules()
+    todo = extension(["random", "greedy", "heuristic"], ["mcts:8"], 2, rules, 5)
+    # One new agent: 2 paired games (deal 5 from both seats) against each
+    # of the 3 earlier agents, and nothing among the earlier ones.
+    assert [(s.seats, s.seed) for s in todo] == [
+        (("mcts:8", "random"), 5),
+        (("random", "mcts:8"), 5),
+        (("mcts:8", "greedy"), 5),
+        (("greedy", "mcts:8"), 5),
+        (("mcts:8", "heuristic"), 5),
+        (("heuristic", "mcts:8"), 5),
+    ]
+    assert [s.index for s in todo] == list(range(6))
+    # --against narrows the opponents; two new agents also meet each other.
+    todo = extension(["random", "greedy"], ["mcts:8", "mcts:9"], 2, rules, 5, against=["greedy"])
+    assert [s.seats for s in todo][::2] == [
+        ("mcts:8", "greedy"),
+        ("mcts:9", "greedy"),
+        ("mcts:8", "mcts:9"),
+    ]
+
+
+def test_the_command_extends_a_ladder_played_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert (
+        main(["tournament", "--agents", "random,greedy", "--games", "2", "--out", str(first)]) == 0
+    )
+    before = (first / "games.csv").read_text().splitlines()
+    code = main(
+        ["tournament", "--extend", str(first), "--agents", "heuristic", "--games", "2",
+         "--out", str(second)]
+    )  # fmt: skip
+    assert code == 0
+    capsys.readouterr()
+    after = (second / "games.csv").read_text().splitlines()
+    # The earlier 2 games kept as they were (not replayed), then 4 new ones:
+    # heuristic against random and against greedy, 2 each, on deal 1.
+    assert after[: len(before)] == before
+    new = [line.split(",") for line in after[len(before) :]]
+    assert [(row[2], row[3], row[1]) for row in new] == [
+        ("heuristic", "random", "1"),
+        ("random", "heuristic", "1"),
+        ("heuristic", "greedy", "1"),
+        ("greedy", "heuristic", "1"),
+    ]
+    rows = {r["agent"]: r for r in json.loads((second / "ladder.json").read_text())}
+    assert sorted(rows) == ["greedy", "heuristic", "random"]
+    assert (rows["random"]["games"], rows["greedy"]["games"], rows["heuristic"]["games"]) == (
+        4,
+        4,
+        4,
+    )
+    assert rows["random"]["rating"] == 0  # the anchor
+    # Only the new games have records here (the earlier ones are in first/).
+    assert len((second / "records.jsonl").read_text().splitlines()) == 4
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        (["--agents", "random"], "--agents: every agent named is on that ladder already"),
+        (["--agents", "heuristic", "--against", "mcts:8"], "--against: mcts:8 not on that ladder"),
+        (
+            ["--agents", "heuristic", "--layout", "splitzkies"],
+            "--extend: that ladder was played with rules",
+        ),
+    ],
+)
+def test_a_bad_extension_gets_one_line(
+    extra: list[str], reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["tournament", "--agents", "random,greedy", "--games", "2", "--out", str(tmp_path)])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["tournament", "--extend", str(tmp_path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert reason in err and len(err.strip().splitlines()) == 1
+    assert main(["tournament", "--extend", str(tmp_path / "none"), "--agents", "heuristic"]) == 2
+    assert "--extend: " in capsys.readouterr().err
+    assert main(["tournament", "--agents", "random,greedy", "--against", "random"]) == 2
+    assert "--against: only with --extend" in capsys.readouterr().err

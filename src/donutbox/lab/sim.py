@@ -236,13 +236,16 @@ def summarize(results: list[GameResult]) -> dict[str, Any]:
 
 def write_games(pairs: list[tuple[int, GameResult]], out: Path) -> list[Path]:
     """``records.jsonl`` (one record a line) and ``games.csv`` (one row a
-    game) of the games ``pairs`` (game index, result), in that order."""
+    game) of the games ``pairs`` (game index, result), in that order; a
+    result without its record (one read back from a ``games.csv``:
+    ``tournament.read_games``) has a row but no record."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     path = out / "records.jsonl"
     with path.open("w", encoding="utf-8") as fh:
         for _, r in pairs:
-            fh.write(json.dumps(r.record) + "\n")
+            if r.record:
+                fh.write(json.dumps(r.record) + "\n")
     written.append(path)
     path = out / "games.csv"
     n = max((len(r.seats) for _, r in pairs), default=2)

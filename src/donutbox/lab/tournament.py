@@ -15,19 +15,29 @@ score.  The **95% interval** is the 2.5th to 97.5th percentile of the
 rating over ``boots`` bootstrap refits, each resampling every pair's deals
 (with both their games) with replacement; so it reflects the games played,
 not the virtual one.
+
+**Extending a ladder** (``--extend DIR``).  An agent is placed on a ladder
+played before without replaying it: the earlier games are read back from
+``DIR/games.csv`` (``read_games``), the new agents play each earlier agent
+(or those of ``--against``) and each other on the same deal seeds
+(``extension``), and the fit runs over all the games.  Bradley-Terry needs
+no complete round robin, only a connected one.
 """
 
 from __future__ import annotations
 
+import csv
 import math
 import random
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from ..core import Rules
+from ..core.errors import DonutboxError
 from .match import GameResult
 from .sim import GameSpec, specs
 
@@ -49,6 +59,84 @@ def round_robin(
         for spec in specs([a, b], games, rules, seed, options):
             out.append(GameSpec(len(out), spec.seats, rules, spec.seed, spec.options))
     return out
+
+
+def extension(
+    old: Sequence[str],
+    new: Sequence[str],
+    games: int,
+    rules: Rules,
+    seed: int,
+    options: dict[str, dict[str, Any]] | None = None,
+    against: Sequence[str] | None = None,
+) -> list[GameSpec]:
+    """``games`` paired games for each new agent against each of
+    ``against`` (default: every agent of ``old``) and each other new agent,
+    on the deal seeds a round robin from ``seed`` uses, indexed 0 up."""
+    pairs = [(n, o) for n in new for o in (old if against is None else against)]
+    pairs += list(combinations(new, 2))
+    out: list[GameSpec] = []
+    for a, b in pairs:
+        for spec in specs([a, b], games, rules, seed, options):
+            out.append(GameSpec(len(out), spec.seats, rules, spec.seed, spec.options))
+    return out
+
+
+class LadderFileError(DonutboxError):
+    """An earlier ladder's games.csv that cannot be read back."""
+
+
+def read_games(path: Path) -> list[GameResult]:
+    """The two-player games of a ``games.csv`` that ``tournament --out``
+    wrote (``sim.write_games``), as results with what the ladder reads:
+    seats, deal seed, scores, winners (their records are not in it)."""
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as err:
+        raise LadderFileError(f"{path}: {err.strerror or err}") from None
+    out = []
+    for n, row in enumerate(rows, 2):
+        try:
+            winners = [int(w) for w in row["winners"].split()]
+            seats = [row["seat0"], row["seat1"]]
+            if not all(seats) or row.get("seat2") or not set(winners) <= {0, 1}:
+                raise ValueError("not a two-player game")
+            out.append(
+                GameResult(
+                    seed=int(row["seed"]),
+                    seats=seats,
+                    rules=Rules.from_key(row["rules"]),
+                    scores=[int(row["score0"]), int(row["score1"])],
+                    winners=winners,
+                    delivered=[],
+                    plies=int(row["plies"]),
+                    swaps=int(row["swaps"]),
+                    passes=int(row["passes"]),
+                    points_by_source={},
+                    boxes={
+                        "sealed": int(row["sealed_boxes"]),
+                        "boxed": int(row["boxed_boxes"]),
+                        "end": int(row["end_boxes"]),
+                    },
+                    roll_points=[],
+                    seconds=float(row["seconds"]),
+                )
+            )
+        except (KeyError, ValueError, TypeError, AttributeError, DonutboxError) as err:
+            raise LadderFileError(f"{path} line {n}: {err}") from None
+    if not out:
+        raise LadderFileError(f"{path}: no games")
+    return out
+
+
+def agents_of(results: Sequence[GameResult]) -> list[str]:
+    """The agents of ``results``, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for r in results:
+        for a in r.seats:
+            seen.setdefault(a, None)
+    return list(seen)
 
 
 #: Per pair (a, b) in agent order, per deal seed: (a's wins, games).
