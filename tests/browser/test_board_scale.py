@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 import donutbox
-from conftest import SHOTS, page_for, post
+from conftest import SHOTS, donuts_drawn, page_for, post
 from donutbox.core import dump
 from donutbox.core.geometry import xy
 
@@ -277,6 +277,7 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     assert all(r["inside"] for r in _visible(page, "#board .spot rect"))
     page.mouse.move(0, 0)
     page.get_by_role("button", name="fit").click()
+    donuts_drawn(page)
     page.screenshot(
         animations="disabled",
         path=str(SHOTS / f"board-50-{'phone' if width < 600 else 'desktop'}.png"),
@@ -284,6 +285,7 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     if width > 600:
         page.emulate_media(color_scheme="dark", reduced_motion="reduce")
         page.locator("#open-boxes button").first.hover()
+        donuts_drawn(page)
         page.screenshot(animations="disabled", path=str(SHOTS / "board-50-dark.png"))
     page.context.close()
 
