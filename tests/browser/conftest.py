@@ -179,6 +179,25 @@ def wait_until_set_up(page: Any) -> None:
     )
 
 
+def donuts_drawn(page: Any) -> None:
+    """Wait until every donut image the page shows has been fetched and
+    decoded (the board draws each donut as an SVG image the server draws,
+    GET /api/look/donut/...; a screenshot taken before they arrive shows
+    empty cells)."""
+    page.evaluate(
+        """async () => {
+          const hrefs = new Set([...document.querySelectorAll('svg image')]
+            .map((i) => i.getAttribute('href')));
+          await Promise.all([...hrefs].map((href) => {
+            const image = new Image();
+            image.src = href;
+            return image.decode().catch(() => {});
+          }));
+          await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+        }"""
+    )
+
+
 def page_for(
     browser: Any, url: str, owner: str | None = None, width: int = 1280, motion: bool = False
 ) -> Any:

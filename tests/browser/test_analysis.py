@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, contested_box_record, page_for, post
+from conftest import SHOTS, contested_box_record, donuts_drawn, page_for, post
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -90,6 +90,7 @@ def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
     expect(page.locator("#analysis-progress")).to_have_text(
         "Analysis done: 14 of 14 moves", timeout=60_000
     )
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "analysis.png"))
     dot = page.locator('#analysis-graph .marked[data-ply="2"]')
     expect(dot).to_have_count(1)
@@ -97,6 +98,7 @@ def test_the_graph_opens_the_replay_at_a_move(live: str, chromium: Any) -> None:
     page.keyboard.press("Enter")
     expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
     expect(page.locator("#analysis-best")).to_be_visible()
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "analysis-best.png"))
     page.click("#rp-close")
     expect(page.locator("#replay")).to_be_hidden()
@@ -155,6 +157,7 @@ def test_review_keeps_the_graph_and_moves_while_stepping_from_mark_to_mark(
         expect(page.locator("#rp-ply")).to_have_text(f"move {marked[-1]} of 14")
     page.get_by_role("slider", name="Move").fill("3")
     expect(page.locator("#rp-ply")).to_have_text("move 3 of 14")
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "review.png"))
     # A link to the move: the address names it, and opens it in a new page.
     link = page.get_by_role("link", name="Link to this move")

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+import urllib.request
+import xml.etree.ElementTree as ET
+from typing import Any, NamedTuple
 
 import pytest
 
 import donutbox
-from conftest import SHOTS, page_for, post
+from conftest import SHOTS, donuts_drawn, page_for, post
 from donutbox.core import dump
 from donutbox.core.geometry import xy
 
@@ -70,6 +72,51 @@ def _visible(page: Any, selector: str) -> list[dict[str, float]]:
     )
 
 
+class Served(NamedTuple):
+    """A donut image as the server draws it, in fractions of the drawing's
+    width (its viewBox): the letter's font size and baseline, the hole it
+    sits in (the circle drawn just before it)."""
+
+    size: float
+    baseline: float
+    hole_x: float
+    hole_y: float
+    hole_r: float
+
+
+def _served_letter(url: str) -> Served:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        root = ET.fromstring(r.read())
+    ns = "{http://www.w3.org/2000/svg}"
+    _, _, width, height = (float(v) for v in (root.get("viewBox") or "").split())
+    assert width == height, f"{url}: a square tile"
+    shapes = list(root)
+    texts = [i for i, e in enumerate(shapes) if e.tag == f"{ns}text"]
+    assert len(texts) == 1, f"{url}: one letter"
+    letter = shapes[texts[0]]
+    hole = shapes[texts[0] - 1]
+    assert hole.tag == f"{ns}circle", f"{url}: the letter sits in a hole"
+    assert letter.get("text-anchor") == "middle" and letter.get("x") == hole.get("cx")
+    return Served(
+        *(float(v or "nan") / width for v in (letter.get("font-size"), letter.get("y"))),
+        *(float(hole.get(a) or "nan") / width for a in ("cx", "cy", "r")),
+    )
+
+
+def _drawn_letters(page: Any, live: str, selector: str) -> list[tuple[str, float]]:
+    """Each donut image the selector finds on screen: its href and its
+    letter's size in CSS pixels (the image's width on screen times the
+    letter's font size as a fraction of the served drawing's width)."""
+    images = page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel)]
+          .filter((i) => i.getClientRects().length)
+          .map((i) => [i.getAttribute('href'), i.getBoundingClientRect().width])""",
+        selector,
+    )
+    served = {href: _served_letter(live + href) for href in {h for h, _ in images}}
+    return [(href, width * served[href].size) for href, width in images]
+
+
 def _spot_cells(page: Any) -> set[tuple[int, int]]:
     xs = page.locator("#board .spot rect").evaluate_all(
         "rs => rs.map((r) => [Math.round(+r.getAttribute('x') - 0.04),"
@@ -112,16 +159,67 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     expect(page.locator("#minimap")).to_be_visible()
     page.get_by_role("button", name="fit").click()
 
-    # 2. Owner marks never cover a donut's letter (the middle fifth of its cell).
-    overlaps = page.evaluate(
-        """() => [...document.querySelectorAll('#board .owner-mark')].filter((m) => {
-            const cell = m.parentNode.querySelector('image').getBoundingClientRect();
-            const r = m.getBoundingClientRect();
-            const cx = cell.x + cell.width / 2, cy = cell.y + cell.height / 2, h = cell.width * 0.1;
-            return r.right > cx - h && r.left < cx + h && r.bottom > cy - h && r.top < cy + h;
-          }).length"""
+    # 1b. Nor the letter drawn in each donut (an image the server draws):
+    # on the counter, in the tray, and in the picked card's preview where
+    # it would go.
+    letters = _drawn_letters(page, live, "#board image, #tray image")
+    assert len([h for h, _ in letters]) >= 4 * 3, "the counter and the tray's donuts"
+    ghosts = _visible(page, "#board .ghost")
+    seen = [i for i, g in enumerate(ghosts) if g["inside"]]
+    assert seen, "a place for the picked card is in view"
+    page.locator("#board .ghost").nth(seen[0]).hover()
+    preview = _drawn_letters(page, live, "#board .phantom image")
+    assert len(preview) == 4, "the picked card's donuts where it would go"
+    small = sorted({(h, round(px, 1)) for h, px in letters + preview if px < 12 - 1e-6})
+    assert not small, f"letters under 12 px: {small}"
+    page.mouse.move(0, 0)
+
+    # 2. Owner marks never cover a donut's letter: a mark's box stays clear
+    # of the hole the letter is drawn in (read from the served drawing).
+    marks = page.evaluate(
+        """() => [...document.querySelectorAll('#board .owner-mark')].map((m) => {
+            const image = m.parentNode.querySelector('image');
+            const cell = image.getBoundingClientRect(), r = m.getBoundingClientRect();
+            return [image.getAttribute('href'), cell.x, cell.y, cell.width,
+                    r.left, r.top, r.right, r.bottom];
+          })"""
     )
-    assert overlaps == 0
+    assert marks, "owner marks are drawn"
+    holes = {href: _served_letter(live + href) for href in {m[0] for m in marks}}
+    covered = []
+    for href, cx, cy, cw, left, top, right, bottom in marks:
+        d = holes[href]
+        hx, hy, hr = cx + cw * d.hole_x, cy + cw * d.hole_y, cw * d.hole_r
+        nx, ny = min(max(hx, left), right), min(max(hy, top), bottom)
+        if (nx - hx) ** 2 + (ny - hy) ** 2 < hr**2:
+            covered.append(href)
+    assert not covered, f"owner marks over the letter's hole: {covered}"
+    # Nor an open box's value: its badge stays clear of the letter's box (a
+    # capital of Helvetica: 0.72 of its size wide and high, on its baseline).
+    badges = page.evaluate(
+        """() => [...document.querySelectorAll('#board .badge rect')].map((b) => {
+            const r = b.getBoundingClientRect();
+            return [r.left, r.top, r.right, r.bottom];
+          })"""
+    )
+    assert badges, "open boxes' values are drawn"
+    cells = page.evaluate(
+        """() => [...document.querySelectorAll('#board g.card-on image')].map((i) => {
+            const r = i.getBoundingClientRect();
+            return [i.getAttribute('href'), r.x, r.y, r.width];
+          })"""
+    )
+    served = {href: _served_letter(live + href) for href in {c[0] for c in cells}}
+    under = []
+    for href, cx, cy, cw in cells:
+        d = served[href]
+        half = cw * d.size * 0.36
+        bottom = cy + cw * d.baseline
+        box = (cx + cw * d.hole_x - half, bottom - cw * d.size * 0.72, cx + cw * d.hole_x + half)
+        for left, top, right, b in badges:
+            if left < box[2] and right > box[0] and top < bottom and b > box[1]:
+                under.append((href, round(b - box[1], 1)))
+    assert not under, f"badges over letters (px): {under}"
 
     # 3. Every open box: named with its size, flavour and value, and found
     # from its description (pointing at it picks out its donuts, in view).
@@ -179,6 +277,7 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     assert all(r["inside"] for r in _visible(page, "#board .spot rect"))
     page.mouse.move(0, 0)
     page.get_by_role("button", name="fit").click()
+    donuts_drawn(page)
     page.screenshot(
         animations="disabled",
         path=str(SHOTS / f"board-50-{'phone' if width < 600 else 'desktop'}.png"),
@@ -186,6 +285,7 @@ def test_a_50_move_board_is_readable_at_fit(live: str, chromium: Any, width: int
     if width > 600:
         page.emulate_media(color_scheme="dark", reduced_motion="reduce")
         page.locator("#open-boxes button").first.hover()
+        donuts_drawn(page)
         page.screenshot(animations="disabled", path=str(SHOTS / "board-50-dark.png"))
     page.context.close()
 

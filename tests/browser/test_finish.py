@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, page_for, post, wait_until_set_up
+from conftest import SHOTS, donuts_drawn, page_for, post, wait_until_set_up
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -63,6 +63,7 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     lock = page.get_by_role("button", name="lock to Donut Holes")
     expect(lock).to_be_visible()
     expect(page.locator("#extra .lock").first).to_be_focused()
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "tutorial.png"))
     lock.click()  # the wrong one: said why, not played
     expect(page.locator("#error")).to_contain_text("Strawberry")
@@ -85,6 +86,7 @@ def test_the_tutorial_teaches_every_lesson_on_the_real_board(live: str, chromium
     # The tutor's card has come in: no animation is still running (a
     # condition, not a pause that a busy machine may outlast).
     page.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "final-lap.png"))
     page.get_by_role("button", name=re.compile("^Box it")).click()
     expect(lesson).to_contain_text("end scoring")
@@ -182,6 +184,7 @@ def test_each_log_entry_shows_its_move_on_the_board_mid_game(live: str, chromium
     assert looked.get_attribute("x") == str(int(p.group(1)) + 0.02).rstrip("0").rstrip(".") or True
     expect(looked).to_have_count(1)
     expect(page.locator("#log li.current")).to_have_count(1)
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "log-look.png"))
     # The notation stays beside each entry.
     expect(page.locator("#log li code").first).to_have_text(s["history"][0])
@@ -403,4 +406,5 @@ def test_the_tutorial_on_a_phone(live: str, chromium: Any) -> None:
     donut = page.locator("#board image").first.bounding_box()
     assert donut["width"] >= 20, donut
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "phone-tutorial.png"))

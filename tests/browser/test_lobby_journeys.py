@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, page_for, play_to_the_end, post
+from conftest import SHOTS, donuts_drawn, page_for, play_to_the_end, post
 
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
 AXE = axe_sync.Axe()
@@ -102,6 +102,8 @@ def test_a_table_that_fills_takes_every_page_of_both_players_to_the_game(
         )
         assert page.is_visible("#notice") and page.is_hidden("#community")
         _no_error_said(page)
+    donuts_drawn(ann)
+    donuts_drawn(bob)
     ann.screenshot(path=str(SHOTS / "lobby-to-game-desktop.png"))
     bob.screenshot(path=str(SHOTS / "lobby-to-game-phone.png"))
 

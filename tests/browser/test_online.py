@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import fresh_page
+from conftest import donuts_drawn, fresh_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -248,8 +248,10 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
             _wait_version(page, version)
         if moves == 6:
             _check_turn(pages, _state(ann)["to_move"])
+            donuts_drawn(ann)
             ann.screenshot(animations="disabled", path=str(SHOTS / "online-seat.png"))
             _same_game(ann, watcher)
+            donuts_drawn(watcher)
             watcher.screenshot(animations="disabled", path=str(SHOTS / "online-spectator.png"))
         if moves % 10 == 0:
             _same_game(ann, watcher)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import fresh_page, page_for, post, wait_until_set_up
+from conftest import donuts_drawn, fresh_page, page_for, post, wait_until_set_up
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -535,6 +535,7 @@ def test_a_game_in_progress_at_desktop_and_phone_size(live: str, chromium: Any) 
             sum(bool(PLACE_RE.match(m)) for m in recent)
         )
         assert page.locator("#open-boxes li:visible").count() == min(len(state["boxes"]), 7)
+        donuts_drawn(page)
         page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         page.context.close()
 
@@ -741,6 +742,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
                 split[p]["boxed"],
                 split[p]["end"],
             ]
+        donuts_drawn(page)
         page.screenshot(animations="disabled", path=str(SHOTS / name), full_page=width < 600)
         if width > 600:
             half = len(state["history"]) // 2
@@ -751,6 +753,7 @@ def test_a_whole_game_ends_on_a_screen_that_adds_up(live: str, chromium: Any) ->
             expect(page.locator("#scores tbody tr >> nth=0 >> td >> nth=1")).to_have_text(
                 f"{position['scores'][0]} pts"
             )
+            donuts_drawn(page)
             page.screenshot(animations="disabled", path=str(SHOTS / "replay.png"))
         page.context.close()
 

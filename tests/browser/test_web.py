@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fresh_page
+from conftest import donuts_drawn, fresh_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -142,6 +142,7 @@ def test_box_a_run_and_see_the_score_change(server: str, browser: object) -> Non
         == "Ann boxed the Chocolate Cruller run in the middle (0,0): 8 donuts, 8 points to Ann."
     )
     assert last.locator("code").inner_text() == "box@0,0"
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "phone-box-it.png"), full_page=True)
     page.context.close()  # type: ignore[attr-defined]
 
@@ -172,6 +173,7 @@ def test_a_hint_marks_a_move_that_can_then_be_played(server: str, browser: objec
     marked = page.locator("#board .ghost.hint")
     assert marked.count() == 1
     assert marked.get_attribute("data-place") == f"{face}@{x},{y}"
+    donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "hint.png"))
     marked.click()
     if page.locator("#extra button").count():  # a Cinnamon Roll lock to choose

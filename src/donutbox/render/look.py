@@ -251,10 +251,33 @@ def _wavy(r: float, amp: float, lobes: int, steps: int = 96) -> str:
     return PathBuilder().polyline(pts, closed=True).build()
 
 
-def _letter(letter: str, hole: str) -> tuple[Shape, ...]:
+class Lettering(NamedTuple):
+    """How big a donut's letter is drawn, and the hole it sits in (drawing
+    units of the 100-unit quadrant).  The letter's baseline is
+    ``baseline`` of its size below the centre, which centres a capital."""
+
+    size: float
+    hole: float
+    baseline: float = 0.35
+
+
+#: On printed cards, the PDF and ``donutbox render``: a letter a fifth of
+#: the donut, its shape and colour tell the flavour first.
+PRINTED: Final = Lettering(20.0, 13.5)
+#: On screen (the web page's donut images): the page draws a donut at least
+#: 40 CSS px across, and a letter of 32 units is then 12.8 px (as big as an
+#: open box's value; the page draws no text under 12 px).  The hole is
+#: widened to keep the letter's corners inside it (clear of the icing), and
+#: the letter sits a little low so that the value's badge, along the top of
+#: the cell, stays clear of it.
+SCREEN: Final = Lettering(32.0, 18.0, 0.36)
+
+
+def _letter(letter: str, hole: str, lettering: Lettering = PRINTED) -> tuple[Shape, ...]:
+    size = lettering.size
     return (
-        Circle(_C, _C, 13.5, fill=hole),
-        Text(_C, _C + 7.0, letter, 20.0, fill=INK),
+        Circle(_C, _C, lettering.hole, fill=hole),
+        Text(_C, _C + lettering.baseline * size, letter, size, fill=INK),
     )
 
 
@@ -397,20 +420,25 @@ _LOCKED: Final = {f: _roll(f) for f in "CSHB"}
 
 
 def donut(
-    flavour: str, roll: bool = False, locked: bool = False, hole: str = CARD_BACKGROUND
+    flavour: str,
+    roll: bool = False,
+    locked: bool = False,
+    hole: str = CARD_BACKGROUND,
+    lettering: Lettering = PRINTED,
 ) -> tuple[Shape, ...]:
     """One donut in a 100 x 100 quadrant (origin at its top-left corner).
 
     ``flavour`` is C, S, H, B, or R for a Cinnamon Roll that is not yet locked
     (on a printed card).  A roll on the counter is ``donut(F, roll=True,
     locked=True)``: the swirl, ringed in the colour of ``F``, lettered ``F``.
-    ``hole`` is the colour behind the donut (seen through its hole).
+    ``hole`` is the colour behind the donut (seen through its hole),
+    ``lettering`` the size of its letter (``PRINTED`` or ``SCREEN``).
     """
     if flavour == "R" or (roll and not locked):
-        return (*_ROLL, *_letter("R", hole))
+        return (*_ROLL, *_letter("R", hole, lettering))
     if roll:
-        return (*_LOCKED[flavour], *_letter(flavour, hole))
-    return (*_BODIES[flavour], *_letter(flavour, hole))
+        return (*_LOCKED[flavour], *_letter(flavour, hole, lettering))
+    return (*_BODIES[flavour], *_letter(flavour, hole, lettering))
 
 
 # -- cards ------------------------------------------------------------------------
@@ -479,9 +507,12 @@ def card_back(deck: Deck) -> tuple[Shape, ...]:
     )
 
 
-def legend_tile(flavour: str, roll: bool = False) -> tuple[Shape, ...]:
-    """A donut on a quadrant-sized tile of card colour (for legends)."""
+def legend_tile(
+    flavour: str, roll: bool = False, lettering: Lettering = PRINTED
+) -> tuple[Shape, ...]:
+    """A donut on a quadrant-sized tile of card colour (for legends, and
+    the web page's donuts with ``lettering=SCREEN``)."""
     return (
         Rect(0, 0, QUADRANT, QUADRANT, fill=CARD_BACKGROUND, stroke=QUADRANT_LINE, width=2.0),
-        *donut(flavour, roll=roll, locked=roll),
+        *donut(flavour, roll=roll, locked=roll, lettering=lettering),
     )

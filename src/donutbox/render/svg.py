@@ -187,12 +187,21 @@ def document(
 # -- donuts and cards -----------------------------------------------------------------
 
 
-def donut_svg(flavour: str, size: float = 100.0, locked: str | None = None) -> str:
+def donut_svg(
+    flavour: str,
+    size: float = 100.0,
+    locked: str | None = None,
+    lettering: look.Lettering = look.PRINTED,
+) -> str:
     """One donut on a card-coloured tile, ``size`` pixels square.
 
     ``flavour`` is C, S, H, B or R; ``locked`` draws a Cinnamon Roll locked
-    to that flavour (``flavour`` is then ignored)."""
-    shapes = look.legend_tile(locked, roll=True) if locked else look.legend_tile(flavour)
+    to that flavour (``flavour`` is then ignored); ``lettering``: the
+    letter's size (``look.SCREEN`` for the web page)."""
+    if locked:
+        shapes = look.legend_tile(locked, roll=True, lettering=lettering)
+    else:
+        shapes = look.legend_tile(flavour, lettering=lettering)
     name = look.FLAVOUR_SHAPE["R" if locked else flavour]
     return document(shapes, look.QUADRANT, look.QUADRANT, title=name, pixels=(size, size))
 

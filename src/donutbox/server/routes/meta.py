@@ -83,12 +83,15 @@ async def print_and_play(paper: Literal["a4", "letter"] = "a4", backs: bool = Fa
 @router.get("/api/look/donut/{key}.svg", include_in_schema=False)
 async def donut_look(key: str) -> Response:
     """One donut drawn by the same code as the PDF and ``render``: C, S,
-    H, B, R, or R plus the flavour a Cinnamon Roll locked to (e.g. RC)."""
+    H, B, R, or R plus the flavour a Cinnamon Roll locked to (e.g. RC).
+    Its letter is the screen's (``look.SCREEN``): 12 px at the smallest
+    size the page draws a donut."""
     if key not in _DONUT_KEYS:
         raise HTTPException(404, "no such donut")
+    from ...render.look import SCREEN
     from ...render.svg import donut_svg
 
-    body = donut_svg(key[0], locked=key[1] if len(key) == 2 else None)
+    body = donut_svg(key[0], locked=key[1] if len(key) == 2 else None, lettering=SCREEN)
     return Response(
         body, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}
     )

@@ -16,6 +16,7 @@ let view = { x: -6, y: -6, w: 14, h: 14 };
 // this size is shown in part, with a mini-map of the whole.
 export const MIN_PX = 40;
 const BADGE_FONT = 0.32; // of a donut: 12.8 px at MIN_PX
+const BADGE_HEIGHT = 0.36; // of a donut: the value's box, clear of the letter
 // The cells picked out on the counter while a description of them (an open
 // box, a move of the log, the last move) is pointed at or focused: {cells,
 // colour}, or null.
@@ -165,7 +166,9 @@ function drawSpot() {
   if (!spot) return;
   const g = el("g", { class: "spot", "pointer-events": "none", "aria-hidden": "true" });
   for (const [x, y] of spot.cells) g.append(el("rect", { x: x + 0.04, y: y + 0.04, width: 0.92, height: 0.92, rx: 0.1, stroke: spot.colour }));
-  svg.append(g);
+  // Under the open boxes' values (a value is never covered), over the rest.
+  const badge = svg.querySelector(".badge");
+  if (badge) svg.insertBefore(g, badge); else svg.append(g);
 }
 
 // Whether a card, or a place beside one (2 cells out), falls outside the view.
@@ -220,7 +223,8 @@ export function drawBoard(on, refit = false) {
   }
   const px = svg.clientWidth ? svg.clientWidth / view.w : MIN_PX;
   // Owner marks: in the cell's corner, at least 8 screen pixels across,
-  // never over the donut's letter (the middle fifth of the cell).
+  // never over the donut's letter (the hole it sits in: a circle of radius
+  // 0.18 of the cell round its middle, the server's screen lettering).
   const markSize = Math.min(0.28, Math.max(0.2, 8 / px));
   const groups = new Map();
   const cardGroup = (c) => {
@@ -306,8 +310,9 @@ export function drawBoard(on, refit = false) {
   finish();
 }
 
-// What every drawing of the counter ends with: the picked-out cells on top,
-// and the mini-map when part of the counter lies outside the view.
+// What every drawing of the counter ends with: the picked-out cells on top
+// (but for the open boxes' values), and the mini-map when part of the
+// counter lies outside the view.
 function finish() {
   drawSpot();
   drawMinimap();
@@ -362,14 +367,17 @@ function badge(s, box) {
   const g = el("g", { class: "badge", "pointer-events": "none", role: "img", "aria-label": `Open box: ${boxWords(s, box)}; ${leadText(s, box)}` });
   const digits = String(box.points).length;
   const w = f * (0.62 * digits + 0.35) + (leaders.length ? f * 0.95 : 0);
-  g.append(el("rect", { x: x + 0.98 - w, y: y + 0.02, width: w, height: f * 1.25, rx: f * 0.3 }));
+  // BADGE_HEIGHT from the cell's top edge: the letter of the donut (the
+  // server's screen lettering) starts 0.386 down, below it.
+  g.append(el("rect", { x: x + 0.98 - w, y, width: w, height: BADGE_HEIGHT, rx: f * 0.3 }));
   const textX = x + 0.98 - (leaders.length ? f * 0.95 : 0) - f * (0.62 * digits + 0.35) / 2;
-  g.append(el("text", { x: textX, y: y + 0.02 + f * 1.0, "font-size": f }, String(box.points)));
+  const baseline = y + (BADGE_HEIGHT + f * 0.72) / 2; // digits centred
+  g.append(el("text", { x: textX, y: baseline, "font-size": f }, String(box.points)));
   if (leaders.length === 1) {
     const who = player(leaders[0]);
-    g.append(markShape(who.mark, x + 0.98 - f * 0.55, y + 0.02 + f * 0.62, f * 0.75, { fill: who.colour, stroke: "#fff", "stroke-width": f * 0.08 }));
+    g.append(markShape(who.mark, x + 0.98 - f * 0.55, y + BADGE_HEIGHT / 2, f * 0.75, { fill: who.colour, stroke: "#fff", "stroke-width": f * 0.08 }));
   } else if (leaders.length > 1) {
-    g.append(el("text", { x: x + 0.98 - f * 0.5, y: y + 0.02 + f * 1.0, "font-size": f, class: "tie" }, "="));
+    g.append(el("text", { x: x + 0.98 - f * 0.5, y: baseline, "font-size": f, class: "tie" }, "="));
   }
   return g;
 }
