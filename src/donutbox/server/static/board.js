@@ -15,6 +15,10 @@ let view = { x: -6, y: -6, w: 14, h: 14 };
 // and owner marks stay in their corner.  A counter too big for the board at
 // this size is shown in part, with a mini-map of the whole.
 export const MIN_PX = 40;
+// The donut images are cached for a day: a new drawing of them (the
+// screen lettering, render/look.py) takes a new LOOK, so no browser keeps
+// the old one.
+const LOOK = 2;
 const BADGE_FONT = 0.32; // of a donut: 12.8 px at MIN_PX
 const BADGE_HEIGHT = 0.36; // of a donut: the value's box, clear of the letter
 // The cells picked out on the counter while a description of them (an open
@@ -29,7 +33,7 @@ const SPOTS = [[0, 0], [1, 0], [1, 1], [0, 1]];
 export function donut(x, y, flavour, roll, extra = {}) {
   const g = el("g", extra);
   const key = roll ? (flavour === "R" ? "R" : "R" + flavour) : flavour;
-  g.append(el("image", { href: `/api/look/donut/${key}.svg`, x, y, width: 1, height: 1 }));
+  g.append(el("image", { href: `/api/look/donut/${key}.svg?look=${LOOK}`, x, y, width: 1, height: 1 }));
   g.append(el("title", {}, (roll && flavour !== "R" ? "Cinnamon Roll locked to " : "") + (NAMES[flavour] || flavour)));
   return g;
 }
