@@ -123,6 +123,23 @@ def test_bad_agents_get_one_line(
     assert reason in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_pair_that_did_not_play_shows_no_score(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert (
+        main(["tournament", "--agents", "random,greedy", "--games", "2", "--out", str(first)]) == 0
+    )
+    args = ["--extend", str(first), "--agents", "heuristic", "--against", "greedy"]
+    assert main(["tournament", *args, "--games", "2", "--out", str(second)]) == 0
+    rows = [r for r in (second / "ladder.md").read_text().splitlines() if r.startswith("| ")]
+    cells = {r.split(" | ")[0].strip("| "): r.strip("| ").split(" | ") for r in rows}
+    order = cells["row's score vs column"][1:]
+    seen = dict(zip(order, cells["heuristic"][1:], strict=True))
+    assert seen["random"] == "·" and seen["heuristic"] == "-"
+    assert seen["greedy"].endswith("%")
+    seen = dict(zip(order, cells["random"][1:], strict=True))
+    assert seen["heuristic"] == "·"
+
+
 def test_an_extension_plays_only_the_new_agents_games() -> None:
     rules = Rules()
     todo = extension(["random", "greedy", "heuristic"], ["mcts:8"], 2, rules, 5)
@@ -179,6 +196,13 @@ def test_the_command_extends_a_ladder_played_before(
         4,
     )
     assert rows["random"]["rating"] == 0  # the anchor
+    # The pair table: random and greedy did play each other; a pair that
+    # did not play shows "·", never a score.
+    lines = (second / "ladder.md").read_text().splitlines()
+    table = {line.split(" | ")[0].strip("| "): line for line in lines if line.startswith("| ")}
+    assert "·" not in table["random"] and "·" not in table["heuristic"]
+    first_ladder = (first / "ladder.md").read_text()
+    assert "·" not in first_ladder
     # Only the new games have records here (the earlier ones are in first/).
     assert len((second / "records.jsonl").read_text().splitlines()) == 4
 

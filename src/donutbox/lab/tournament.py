@@ -249,7 +249,8 @@ def pair_table(results: Sequence[GameResult], agents: Sequence[str]) -> dict[str
 
 
 def ladder_lines(rows: Sequence[Row], pairs: dict[str, dict[str, float]]) -> Iterator[str]:
-    """The ladder as a Markdown table, then the pairwise scores."""
+    """The ladder as a Markdown table, then the pairwise scores (``·``: the
+    pair did not play, as after ``--extend ... --against``)."""
     yield "| rank | agent | rating | 95% interval | games | score |"
     yield "| ---: | --- | ---: | --- | ---: | ---: |"
     for k, r in enumerate(rows, 1):
@@ -262,5 +263,7 @@ def ladder_lines(rows: Sequence[Row], pairs: dict[str, dict[str, float]]) -> Ite
     yield "| row's score vs column | " + " | ".join(names) + " |"
     yield "| --- |" + " ---: |" * len(names)
     for a in names:
-        cells = [("-" if a == b else f"{pairs[a].get(b, 0.0):.0%}") for b in names]
+        cells = [
+            "-" if a == b else "·" if b not in pairs[a] else f"{pairs[a][b]:.0%}" for b in names
+        ]
         yield f"| {a} | " + " | ".join(cells) + " |"
