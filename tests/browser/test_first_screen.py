@@ -104,6 +104,28 @@ def test_learn_to_play_in_one_click_and_the_lesson_stays_out_of_saved_games(
     page.context.close()
 
 
+def test_the_lobby_and_the_invite_form_are_reachable_from_the_first_screen(
+    live: str, chromium: Any
+) -> None:
+    page = page_for(chromium, live + "/", width=390)
+    wait_until_set_up(page)
+    # Invite links: behind their disclosure, the whole form, its rules said in words.
+    page.get_by_text("Invite friends with links").click()
+    invite = page.locator("#new-online")
+    expect(invite.get_by_role("button", name="Create online game")).to_be_visible()
+    rules = invite.locator("details.rules-choice > summary")
+    expect(rules).to_have_text(re.compile(r"^Rules: Standard\s*— change$"))
+    rules.click()
+    invite.get_by_role("combobox", name="Layout").select_option("splitzkies")
+    expect(rules).to_have_text(re.compile(r"^Rules: Splitzkies\s*— change$"))
+    # The lobby: the Community panel, its sign-in form for a newcomer.
+    page.get_by_role("button", name="Open the lobby").click()
+    expect(page.locator("#community")).to_be_visible()
+    expect(page.locator("#setup")).to_be_hidden()
+    expect(page.locator("#community h2")).to_have_text("Community")
+    page.context.close()
+
+
 def test_the_rules_disclosure_sets_the_rules_the_game_gets_and_is_remembered(
     live: str, chromium: Any
 ) -> None:
