@@ -41,13 +41,14 @@ def test_only_the_search_takes_a_time_budget() -> None:
 def test_to_dict_shape() -> None:
     assert agent_info("hard").to_dict() == {
         "name": "hard",
-        "label": "AI: hard",
+        "label": "Hard",
         "help": agent_info("hard").help,
         "level": 3,
         "agent": "mcts",
         "timed": True,
         "default_seconds": 1.0,
         "max_seconds": 30.0,
+        "same_as": None,
     }
     assert all(a.label and a.help and "\n" not in a.help for a in catalogue())
 
@@ -75,3 +76,26 @@ def test_a_level_is_its_agent_with_options_that_callers_override() -> None:
     assert make_agent("hard", seconds=2.5).seconds == 2.5  # type: ignore[attr-defined]
     assert make_agent("easy").name == "greedy"
     assert isinstance(agent_info("mcts"), AgentInfo)
+
+
+def test_a_plain_agent_a_level_plays_exactly_names_that_level() -> None:
+    # easy is greedy and medium is heuristic, with no options of their own
+    # (made by hand: the same class, the same settings); hard and expert are
+    # MCTS with options of their own, not plain mcts; random is no level.
+    def made(name: str) -> tuple[str, str]:
+        agent = make_agent(name)
+        return type(agent).__name__, repr(sorted(vars(agent).items()))
+
+    assert made("easy") == made("greedy") and made("medium") == made("heuristic")
+    assert made("hard") != made("mcts") and made("expert") != made("mcts")
+    assert {a.name: a.same_as for a in catalogue() if a.level is None} == {
+        "random": None,
+        "greedy": "easy",
+        "heuristic": "medium",
+        "mcts": None,
+    }
+    assert all(a.same_as is None for a in catalogue() if a.level is not None)
+    # The levels read as levels, without a prefix that repeats the list's name.
+    assert [a.label for a in catalogue() if a.level] == ["Easy", "Medium", "Hard", "Expert"]
+    # Both names of one agent still make it (records and the CLI name either).
+    assert type(make_agent("greedy")) is type(make_agent("easy"))

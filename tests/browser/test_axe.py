@@ -128,6 +128,11 @@ def test_every_screen_in_light_and_dark_on_desktop_and_phone(
     page.goto(live + "/")
     expect(page.locator("#new-game select[name=match]")).to_be_attached()
     found["first screen"] = _serious(page)
+    # Its disclosures open: the rules, the table, the invite form.
+    for summary in page.locator("#setup details.choice > summary").all():
+        summary.click()
+    expect(page.locator("#new-online button[type=submit]")).to_be_visible()
+    found["first screen, every option shown"] = _serious(page)
     menu = page.locator("#btn-menu")
 
     def nav(name: str) -> None:

@@ -24,6 +24,7 @@ def test_a_custom_deck_typed_in_the_form_deals_its_cards(live: str, chromium: An
     page = page_for(chromium, live + "/")
     expect(page.locator("#setup")).to_be_visible()
     page.locator("#new-game select[name=opponent]").select_option("hotseat")
+    page.click("#new-game details.rules-choice > summary")  # Rules: Standard — change
     page.click("#new-game details.deck summary")
     # Every card of this deck is RCSH: the tray can only hold RCSH.
     page.fill(
@@ -43,6 +44,7 @@ def test_a_deck_file_fills_the_form(live: str, chromium: Any, tmp_path: Path) ->
     page = page_for(chromium, live + "/")
     expect(page.locator("#setup")).to_be_visible()
     page.locator("#new-game select[name=opponent]").select_option("hotseat")
+    page.click("#new-game details.rules-choice > summary")  # Rules: Standard — change
     page.click("#new-game details.deck summary")
     page.set_input_files("#new-game input[name=deck_file]", str(deck))
     expect(page.locator("#new-game textarea[name=deck]")).to_have_value(deck.read_text())
@@ -56,6 +58,7 @@ def test_a_bad_deck_is_refused_with_the_field_named(live: str, chromium: Any) ->
     page = page_for(chromium, live + "/")
     expect(page.locator("#setup")).to_be_visible()
     page.locator("#new-game select[name=opponent]").select_option("hotseat")
+    page.click("#new-game details.rules-choice > summary")  # Rules: Standard — change
     page.click("#new-game details.deck summary")
     page.fill("#new-game textarea[name=deck]", '{"deck": {"rolls": 31}}')
     page.click("#new-game button[type=submit]")

@@ -190,6 +190,7 @@ def test_two_friends_and_a_spectator_play_to_the_end_through_a_restart(
     # Ann creates the game in the page: two friends, one with a hostile name.
     ann = _page(browser, server.url + "/")
     ann.click("#btn-new")
+    ann.get_by_text("Invite friends with links").click()  # the first screen's disclosure
     form = ann.locator("#new-online")
     form.locator("input[aria-label='seat 1: name']").fill("Ann")
     form.locator("input[aria-label='seat 2: name']").fill(EVIL)

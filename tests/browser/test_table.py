@@ -312,6 +312,9 @@ def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
     expect(page.locator("#setup")).to_be_visible()
     meta = page.evaluate("() => fetch('/api/meta').then((r) => r.json())")
     local = page.locator("#new-game")
+    # (behind the first screen's "Rules: Standard — change" and "Table: ..." disclosures)
+    local.locator("details.rules-choice > summary").click()
+    local.locator("details.table-choice > summary").click()
     for option in meta["rules"]:
         field = local.locator(f"[name={option['name']}]")
         expect(field).to_have_count(1)
@@ -328,11 +331,16 @@ def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
         for c in option["choices"]:
             field.select_option(c["value"])
             expect(page.locator(f"#{help_id}")).to_have_text(c["help"] or option["help"])
+    # The levels, hotseat, then the agents no level plays exactly (greedy
+    # is easy and heuristic medium: tests/browser/test_first_screen.py).
     opponents = local.locator("select[name=opponent] option").evaluate_all(
         "os => os.map((o) => o.value)"
     )
-    assert opponents == [a["name"] for a in meta["agents"]] + ["hotseat"]
-    for a in meta["agents"]:
+    offered = [a for a in meta["agents"] if not a["same_as"]]
+    assert opponents == [a["name"] for a in offered if a["level"]] + ["hotseat"] + [
+        a["name"] for a in offered if not a["level"]
+    ]
+    for a in offered:
         local.locator("select[name=opponent]").select_option(a["name"])
         expect(page.locator("#opponent-help")).to_have_text(a["help"])
         if a["timed"]:  # a time budget to set only for an agent that takes one
@@ -341,7 +349,7 @@ def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
             expect(local.locator(".seconds")).to_be_hidden()
     kinds = page.locator("#online-seats select >> nth=0").locator("option")
     assert kinds.evaluate_all("os => os.map((o) => o.value)") == ["human"] + [
-        a["name"] for a in meta["agents"]
+        a["name"] for a in offered
     ]
     sent: list[dict[str, Any]] = []
 
@@ -351,6 +359,7 @@ def test_the_new_game_forms_come_from_the_servers_rules_and_agents(
 
     page.on("request", keep)
     online = page.locator("#new-online")
+    page.get_by_text("Invite friends with links").click()
     online.locator("button[type=submit]").click()
     expect(page.locator("#online-links")).to_be_visible()
     online_checkbox = online.locator("input[name=takebacks]")

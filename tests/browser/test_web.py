@@ -65,6 +65,9 @@ def _open(browser: object, url: str, owner: str | None = None, **options: object
 def test_play_against_the_ai_by_clicking_and_reload(server: str, browser: object) -> None:
     page = _open(browser, server + "/", viewport={"width": 1280, "height": 900})
     page.select_option("select[name=opponent]", "easy")
+    # The first screen with its rules and table disclosures open: every option.
+    page.click("#new-game details.rules-choice > summary")
+    page.click("#new-game details.table-choice > summary")
     page.screenshot(animations="disabled", path=str(SHOTS / "new-game.png"))
     page.click("#new-game button[type=submit]")
     page.wait_for_selector("text=Your turn")

@@ -11,7 +11,7 @@ its module, its factory in ``AGENTS`` and its ``AgentInfo`` in ``_PLAIN``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.errors import InputError
@@ -34,6 +34,10 @@ class AgentInfo:
     max_seconds: float | None
     #: Options the level gives its agent (callers' options override them).
     options: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: A plain agent that a level plays exactly (the same agent, no
+    #: options): that level's name.  A page offers the level and not this
+    #: second name for it; the name itself keeps working everywhere.
+    same_as: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +49,7 @@ class AgentInfo:
             "timed": self.timed,
             "default_seconds": self.default_seconds,
             "max_seconds": self.max_seconds,
+            "same_as": self.same_as,
         }
 
 
@@ -112,12 +117,19 @@ EXPERT_OPTIONS: dict[str, Any] = {**HARD_OPTIONS, "seconds": 5.0, "stop_z": None
 #: The difficulty levels, easiest first: each is a plain agent with options.
 _LEVELS = (
     AgentInfo(
-        "easy", "AI: easy", "Takes the most points on offer now.", 1, "greedy", False, None, None
+        "easy",
+        "Easy",
+        "Takes the most points on offer now: a first game's opponent.",
+        1,
+        "greedy",
+        False,
+        None,
+        None,
     ),
     AgentInfo(
         "medium",
-        "AI: medium",
-        "Weighs the boxes it builds and contests (one ply of evaluation).",
+        "Medium",
+        "Weighs the boxes it builds and contests, one move ahead.",
         2,
         "heuristic",
         False,
@@ -126,8 +138,8 @@ _LEVELS = (
     ),
     AgentInfo(
         "hard",
-        "AI: hard",
-        "Searches ahead for its thinking time (MCTS).",
+        "Hard",
+        "Searches ahead for its thinking time (tree search).",
         3,
         "mcts",
         True,
@@ -137,8 +149,8 @@ _LEVELS = (
     ),
     AgentInfo(
         "expert",
-        "AI: expert",
-        "Searches five times as long as hard, to the end of its time (MCTS).",
+        "Expert",
+        "Searches five times as long as Hard, to the end of its time.",
         4,
         "mcts",
         True,
@@ -148,7 +160,14 @@ _LEVELS = (
     ),
 )
 
-_CATALOGUE: dict[str, AgentInfo] = {a.name: a for a in (*_LEVELS, *_PLAIN)}
+
+def _same_as(plain: AgentInfo) -> AgentInfo:
+    """``plain`` with ``same_as`` naming the level that is it exactly."""
+    level = next((a.name for a in _LEVELS if a.agent == plain.name and not a.options), None)
+    return replace(plain, same_as=level)
+
+
+_CATALOGUE: dict[str, AgentInfo] = {a.name: a for a in (*_LEVELS, *map(_same_as, _PLAIN))}
 
 #: name -> factory taking keyword options (e.g. seconds=, iterations=); one
 #: for each agent of ``_PLAIN``.
@@ -166,7 +185,9 @@ LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def catalogue() -> list[AgentInfo]:
-    """Every agent: the levels first (easy, medium, hard, expert), then the plain agents."""
+    """Every agent: the levels first (easy, medium, hard, expert), then the
+    plain agents (``greedy`` and ``heuristic`` are ``easy`` and ``medium``
+    exactly: their ``same_as``)."""
     return list(_CATALOGUE.values())
 
 

@@ -27,7 +27,7 @@ import { followTutorial, resumeTutorial, setupTutorial, tutorialOn } from "./tut
 import { setupSound, soundFor } from "./sound.js";
 import { drawOnline, openOnline, onlineCreated, parseLink, rememberedGames, forget, setupOnlineForm } from "./online.js";
 import { load, undo } from "./local.js";
-import { agent, agentSelect, ruleFields, ruleValues } from "./forms.js";
+import { agent, agentGroups, agentSelect, offeredAs, ruleFields, ruleValues, sayRules } from "./forms.js";
 import { askHint, choose, hover, pick, selectRun, send, turn } from "./play.js";
 
 const onBoard = { choose, hover, run: selectRun };
@@ -90,19 +90,64 @@ function render(why, before) {
   drawAnalysis();
 }
 
-// -- the new-game form -------------------------------------------------------------
+// -- the first screen: the new-game form ----------------------------------------------
+
+// The last choices of the new-game form (opponent, rules, players, who
+// starts, thinking time), kept in this browser so that a returning player's
+// Play is their last game's table; the name is kept on its own.
+const CHOICES = "donutbox.newgame";
+
+function rememberedChoices() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(CHOICES) || "{}");
+    return saved && typeof saved === "object" && !Array.isArray(saved) ? saved : {};
+  } catch (err) { return {}; }
+}
+
+// Set a form field to a remembered value, if the field offers it.
+function restore(field, value) {
+  if (!field || value === undefined || value === null) return;
+  if (field.type === "checkbox") { field.checked = value === true; return; }
+  if (field.tagName === "SELECT" && ![...field.options].some((o) => o.value === String(value))) return;
+  field.value = String(value);
+}
+
+// The "Table: 2 players, you start — change" disclosure's words.
+function tableInWords(form) {
+  const f = form.elements;
+  const hotseat = f.opponent.value === "hotseat";
+  const parts = [];
+  const name = f.name.value.trim();
+  if (name) parts.push(name);
+  parts.push(`${f.players.value} players${hotseat ? " at this screen" : ""}`);
+  if (!hotseat) parts.push(f.human_seat.value === "0" ? "you start" : "the computer starts");
+  const a = agent(f.opponent.value);
+  if (a && a.timed) parts.push(`${f.seconds.value} s a move`);
+  return parts.join(", ");
+}
 
 function setupNewGame() {
   const form = $("#new-game");
+  const saved = rememberedChoices();
   ruleFields(form.querySelector(".rule-fields"), "local");
   const opponent = form.querySelector("select[name=opponent]");
-  const levels = store.meta.agents.filter((a) => a.level);
-  const chosen = (levels.find((a) => a.level === 2) || store.meta.agents[0] || {}).name;
-  agentSelect(opponent, $("#opponent-help"), { after: [["hotseat", "Hotseat (friends at this screen)", "Two to four players take turns at this screen; each one's cards are covered between turns."]], chosen });
+  // A newcomer meets the middle level; a returning player their last one
+  // (a plain agent's second name, e.g. greedy, as its level).
+  const middle = (agentGroups()[0][1].find((a) => a.level === 2) || store.meta.agents[0] || {}).name;
+  const hotseatHelp = "Two to four players take turns at this screen; each one's cards are covered between turns.";
+  agentSelect(opponent, $("#opponent-help"), { extra: [["Friends at this screen", [["hotseat", "Hotseat (pass the device)", hotseatHelp]]]], chosen: middle });
+  if (saved.opponent) restore(opponent, offeredAs(saved.opponent));
+  opponent.dispatchEvent(new Event("change")); // its help line
   const players = form.querySelector("select[name=players]");
   players.replaceChildren();
   const { min, max } = store.meta.players || { min: 2, max: 4 };
   for (let n = min; n <= max; n++) players.append(h("option", { value: String(n) }, String(n)));
+  restore(players, saved.players);
+  restore(form.elements.human_seat, saved.human_seat);
+  if (saved.rules && typeof saved.rules === "object") {
+    for (const o of store.meta.rules || []) restore(form.elements.namedItem(o.name), saved.rules[o.name]);
+    for (const select of form.querySelectorAll(".rule-fields select")) select.dispatchEvent(new Event("change"));
+  }
   const seconds = form.querySelector(".seconds");
   const starts = form.querySelector(".starts");
   const sync = () => {
@@ -114,6 +159,7 @@ function setupNewGame() {
   };
   opponent.addEventListener("change", sync);
   sync();
+  if (saved.seconds && agent(opponent.value) && agent(opponent.value).timed) restore(form.elements.seconds, saved.seconds);
   // Hotseat: a name for each of the other players.
   const others = form.querySelector(".hotseat-names");
   const drawNames = () => {
@@ -133,6 +179,13 @@ function setupNewGame() {
   players.addEventListener("change", drawNames);
   drawNames();
   try { form.elements.name.value = localStorage.getItem("donutbox.name") || ""; } catch (err) { /* private mode */ }
+  // The disclosures say the current choice in words.
+  sayRules(form);
+  const tableNow = form.querySelector(".table-choice .now");
+  const sayTable = () => { tableNow.textContent = tableInWords(form); };
+  form.addEventListener("change", sayTable);
+  form.addEventListener("input", sayTable);
+  sayTable();
   // A custom deck (docs/deck-lab.md): a file fills the text box; the server
   // reads and checks the composition.
   form.elements.deck_file.addEventListener("change", async () => {
@@ -140,6 +193,7 @@ function setupNewGame() {
     if (!file) return;
     if (file.size > 20000) { showError("Custom deck: the file is over 20000 bytes"); return; }
     form.elements.deck.value = await file.text();
+    form.dispatchEvent(new Event("change"));
   });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -166,6 +220,9 @@ function setupNewGame() {
     if (deck) body.deck = deck;
     try {
       const game = await api("/api/games", body);
+      try {
+        localStorage.setItem(CHOICES, JSON.stringify({ opponent: body.opponent, players: n, human_seat: body.human_seat, seconds: body.seconds, rules: ruleValues(form) }));
+      } catch (err) { /* private mode */ }
       await load(game.id);
     } catch (err) { showError(err.message); }
   });
@@ -382,6 +439,9 @@ function setup() {
   const board = setupBoard(redrawBoard);
   setupMenu();
   $("#btn-new").addEventListener("click", () => show("setup"));
+  // The first screen's way to the lobby: the Community panel (its sign-in
+  // first, for a newcomer).
+  $("#btn-lobby").addEventListener("click", () => $("#btn-community").click());
   $("#btn-games").addEventListener("click", showSaved);
   $("#btn-rules").addEventListener("click", showRules);
   $("#btn-notify").addEventListener("click", async () => {

@@ -12,9 +12,28 @@ export function agent(name) {
   return agents().find((a) => a.name === name) || null;
 }
 
-// An agent as a choice: its catalogue label ("AI: easy", "Random").
+// An agent as a choice: its catalogue label ("Easy", "Random").
 export function agentLabel(a) {
   return a.label || a.name;
+}
+
+// The opponents a player chooses from, as [group label, agents]: the
+// difficulty levels, easiest first, then the research agents that no level
+// plays exactly.  A plain agent that a level is (the catalogue's `same_as`:
+// greedy is Easy) is offered once, as the level; its name still works in
+// records, the API and the command line.
+export function agentGroups() {
+  const all = agents();
+  const levels = all.filter((a) => a.level).sort((a, b) => a.level - b.level);
+  const research = all.filter((a) => !a.level && !a.same_as);
+  return [["Computer levels", levels], ["Research agents", research]];
+}
+
+// The level a remembered or linked agent name is offered as (greedy ->
+// easy), or the name itself.
+export function offeredAs(name) {
+  const a = agent(name);
+  return a && a.same_as ? a.same_as : name;
 }
 
 function helpLine(id) {
@@ -68,15 +87,24 @@ export function ruleValues(form) {
   return out;
 }
 
-// Fill a <select> with the agents (and `extra` [value, label, help] first
-// or last), and keep `help` showing the chosen one's line.
-export function agentSelect(select, help, { before = [], after = [], chosen } = {}) {
+// Fill a <select> with the agents in their groups (agentGroups), `before`
+// ([value, label, help] options) first and `extra` ([group label, options])
+// after the levels, and keep `help` showing the chosen one's line.
+export function agentSelect(select, help, { before = [], extra = [], chosen } = {}) {
   select.replaceChildren();
-  const all = [...before, ...agents().map((a) => [a.name, agentLabel(a), a.help]), ...after];
-  for (const [value, text] of all) {
+  const [levels, research] = agentGroups().map(([label, list]) => [label, list.map((a) => [a.name, agentLabel(a), a.help])]);
+  const groups = [levels, ...extra, research].filter(([, list]) => list.length);
+  const all = [...before, ...groups.flatMap(([, list]) => list)];
+  const option = ([value, text]) => {
     const o = h("option", { value }, text);
     o.selected = value === chosen;
-    select.append(o);
+    return o;
+  };
+  select.append(...before.map(option));
+  for (const [label, list] of groups) {
+    const group = h("optgroup", { label });
+    group.append(...list.map(option));
+    select.append(group);
   }
   const say = () => {
     const found = all.find(([value]) => value === select.value);
@@ -84,4 +112,36 @@ export function agentSelect(select, help, { before = [], after = [], chosen } = 
   };
   select.addEventListener("change", say);
   say();
+}
+
+// The rules a form would send, in words for its "Rules: ... change"
+// disclosure: "Standard" when every option is at its default (and no custom
+// deck), else the options chosen ("Perfect Match, Splitzkies").
+export function rulesInWords(form) {
+  const options = (store.meta && Array.isArray(store.meta.rules)) ? store.meta.rules : [];
+  const chosen = ruleValues(form);
+  const parts = [];
+  for (const o of options) {
+    const value = chosen[o.name];
+    if (value === undefined || value === o.default) continue;
+    if (o.kind === "flag") parts.push(value ? o.label : `no ${o.label}`);
+    else {
+      const c = o.choices.find((x) => x.value === value);
+      parts.push(c ? c.label : String(value));
+    }
+  }
+  const deck = form.elements.namedItem("deck");
+  if (deck && deck.value.trim()) parts.push("custom deck");
+  return parts.length ? parts.join(", ") : "Standard";
+}
+
+// Keep a form's rules disclosure saying its current choice.
+export function sayRules(form) {
+  const now = form.querySelector(".rules-choice .now");
+  if (!now) return;
+  const say = () => { now.textContent = rulesInWords(form); };
+  form.addEventListener("change", say);
+  form.addEventListener("input", say);
+  say();
+  return say;
 }

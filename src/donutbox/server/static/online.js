@@ -10,7 +10,7 @@
 import { $, button, h, show, showError } from "./dom.js";
 import { store, offer, open, close, myTurn, set, setQuietly } from "./store.js";
 import { fit } from "./board.js";
-import { agentSelect, agent, ruleFields, ruleValues } from "./forms.js";
+import { agentSelect, agent, ruleFields, ruleValues, sayRules } from "./forms.js";
 import { disconnect } from "./local.js";
 
 const STORE = "donutbox.online";
@@ -344,6 +344,7 @@ export function showLinks(created, open) {
 export function setupOnlineForm(api, created) {
   const form = document.querySelector("#new-online");
   ruleFields(form.querySelector(".rule-fields"), "online");
+  sayRules(form);
   const seats = form.querySelector("#online-seats");
   const count = form.querySelector("select[name=online_players]");
   const seconds = form.querySelector(".seconds");

@@ -119,6 +119,7 @@ export function followTutorial(send) {
 
 export function setupTutorial(load) {
   $("#btn-tutorial").addEventListener("click", () => startTutorial(load));
+  $("#btn-learn").addEventListener("click", () => startTutorial(load)); // the first screen's
   $("#tut-next").addEventListener("click", () => {
     const t = store.tutorial;
     if (t && t.step + 1 < LESSONS.length) set({ tutorial: { ...t, step: t.step + 1 } });
