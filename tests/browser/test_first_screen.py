@@ -291,6 +291,9 @@ def test_a_screen_reader_hears_your_card_orange_and_boxes_in_words(
         )
     )
     assert "You's" not in said and "Your card" in said, said
+    # Each donut of your card, at the end of its title: "yours", never "Your".
+    assert "Chocolate Cruller, yours" in said and ", Your" not in said, said
+    assert "Blueberry Glaze, Bob's" not in said  # (Bob placed no card)
     assert "orange triangle" in said and not re.search(r"\bred\b", said, re.I), said
     label = badge.get_attribute("aria-label") or ""
     assert label.startswith("Open box: 8 Chocolate Cruller"), label

@@ -7,7 +7,7 @@ import { store, curtained, hintShown, looking } from "./store.js";
 import { allowed } from "./tutorial.js";
 import { player, neutral, markShape } from "./palette.js";
 import { recentPlaces, leader, leadText } from "./recent.js";
-import { boxWords, span, where, whose } from "./places.js";
+import { boxWords, span, where, owned, whose } from "./places.js";
 
 let view = { x: -6, y: -6, w: 14, h: 14 };
 // The smallest drawing of a donut, in CSS pixels: the page never zooms out
@@ -257,7 +257,7 @@ export function drawBoard(on, refit = false) {
     const edge = owner ? owner.colour : neutral();
     g.append(el("rect", { x: c.x + 0.03, y: c.y + 0.03, width: 0.94, height: 0.94, fill: "none", stroke: edge, "stroke-width": 0.06, "stroke-dasharray": owner ? "" : "0.1 0.08" }));
     if (owner) g.append(markShape(owner.mark, c.x + markSize / 2 + 0.07, c.y + markSize / 2 + 0.07, markSize, { fill: owner.colour, stroke: "#fff", "stroke-width": markSize / 8, class: "owner-mark" }));
-    g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${whose(s.players[c.owner] || owner.name)}` : ", the start card");
+    g.querySelector("title").textContent = cellLabel(c) + (owner ? `, ${owned(s.players[c.owner] || owner.name)}` : ", the start card");
     into.g.append(g);
   }
   for (const { g, card, cells: group } of groups.values()) g.setAttribute("aria-label", cardLabel(s, card, group));

@@ -65,3 +65,8 @@ export function span(cells) {
 export function whose(name) {
   return name === "You" ? "Your" : `${name}'s`;
 }
+
+// The owner said after the thing owned ("Chocolate Cruller, yours"; "…, Ann's").
+export function owned(name) {
+  return name === "You" ? "yours" : `${name}'s`;
+}
