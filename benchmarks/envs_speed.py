@@ -223,7 +223,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--slow-steps", type=int, default=300, help="steps vs greedy/heuristic")
     ap.add_argument("--parts", action="store_true", help="where a step's time goes instead")
-    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="run only the cases whose name contains one of these (comma-separated)",
+    )
     args = ap.parse_args(argv)
     if args.parts:
         step_parts(args.steps)
@@ -249,7 +253,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "openspiel tic_tac_toe (C++)": lambda: spiel_steps("tic_tac_toe", args.steps * 10),
         "openspiel python_donutbox": lambda: spiel_steps("python_donutbox", args.steps),
     }
-    cases = {name: case for name, case in cases.items() if args.only in name}
+    wanted = [part.strip() for part in args.only.split(",")]
+    cases = {name: case for name, case in cases.items() if any(w in name for w in wanted)}
     import donutbox.core
 
     core = "compiled (mypyc)" if donutbox.core.compiled else "pure Python"

@@ -7,7 +7,10 @@ available as ``encoding="window"`` for comparison.
 **Actions.**  Each turn the counter has a list of *candidate places*: every
 open place (an empty card position touching a not-delivered donut, the
 engine's ``Counter.places``) sorted in reading order (smallest ``y``, then
-smallest ``x``), at most ``K`` of them; and a list of *candidate boxes*: every
+smallest ``x``), at most ``K`` of them (with more open, the **keep rule**:
+the places where a card of the observer's tray fits come first, the others
+fill what is left of ``K`` in reading order, and the ``K`` kept are listed in
+reading order); and a list of *candidate boxes*: every
 open box (a not-delivered run of 3+) named by its first cell in reading
 order, sorted the same way, at most ``B``.  Both lists are public (they come
 from the counter only).  Indices, in order:
@@ -21,18 +24,23 @@ from the counter only).  Indices, in order:
 4. **pass** (1).
 5. **overflow** (1, the last): legal only if the player has legal moves but
    every one of them lies beyond the ``K``/``B`` bounds; it plays the first
-   of them.  It never happened in any measured game (docs/research.md).
+   of them.  It never happened in random play (docs/research.md).
 
-``K`` defaults to bounds well above the most ever measured, also in
-adversarial play that always extends the counter in one direction
-(``DEFAULT_PLACES``); ``B`` to a proven bound (``default_boxes``).  A
-position beyond them sets ``overflow`` in the environments' ``info`` and
-warns once, instead of hiding it.
+``K`` defaults to 128 / 192 / 256 for 2 / 3 / 4 players on Squared Away,
+above the most open places ever measured, also in adversarial play that
+always extends the counter in one direction; on Splitzkies (open places
+twice as many: a card may sit at any cell) to 136 / 192 / 256, above the
+most places where a card of the tray fits in random play, so that two
+players' observation stays within 5,000 floats (``DEFAULT_PLACES``); in
+one-direction play the keep rule leaves fitting places out.
+``B`` defaults to a proven bound (``default_boxes``).  A position with a
+fitting place or a box beyond them sets ``overflow`` in the environments'
+``info`` and warns once, instead of hiding it.
 
 **Observation.**  ``observation="compact"`` (the default): a candidate
 block (what each place/box index means, each place with the run summaries
 of ``compact.py``), then the features of ``observation.py``: 4,632 floats
-for two players.  ``observation="board"`` puts ``planes x W x W`` board
+for two players (4,880 on Splitzkies).  ``observation="board"`` puts ``planes x W x W`` board
 cells centred on the bounding box of the occupied cells first (so the play
 can drift anywhere: only the spread matters) and leaves the run summaries
 out.  The default board width is a proven
@@ -69,16 +77,20 @@ TRAY_SLOTS: Final = GAME_INFO.tray_size
 CHOICES: Final = 16
 CHANNELS: Final = TRAY_SLOTS * CHOICES  # 64 per candidate place
 
-#: Default ``K`` (candidate places) by (Splitzkies?, players).  The most
-#: measured (docs/research.md): Squared Away 102 / 202 open places (2 / 4
-#: players, one-direction play), Splitzkies 208 / 408.
+#: Default ``K`` (candidate places) by (Splitzkies?, players).  Squared
+#: Away: above the most open places ever measured, also in one-direction
+#: play (102 / 152 / 202 for 2 / 3 / 4 players).  Splitzkies, whose open
+#: places (a card at any cell) are twice as many: 136 for two players, the
+#: largest multiple of 8 that keeps the observation within 5,000 floats,
+#: above the most places where a tray card fits in random play (127 /
+#: 175 / 188); the keep rule decides beyond it (docs/research.md, Bounds).
 DEFAULT_PLACES: Final = {
     (False, 2): 128,
     (False, 3): 192,
     (False, 4): 256,
-    (True, 2): 256,
-    (True, 3): 384,
-    (True, 4): 512,
+    (True, 2): 136,
+    (True, 3): 192,
+    (True, 4): 256,
 }
 
 
@@ -136,7 +148,7 @@ class Turn:
     boxes: list[int]  # first cells of open boxes, reading order, at most B
     box_index: dict[int, int]
     tray: tuple[str, ...]
-    lost_places: int = 0  # open places beyond K
+    lost_places: int = 0  # open places beyond K where a card of the tray fits
     lost_boxes: int = 0
 
 
@@ -194,10 +206,9 @@ class PlacesCodec:
     def turn(self, counter: Counter, tray: Sequence[str]) -> Turn:
         """The candidate lists of a counter, for a player holding ``tray``."""
         places = sorted(counter.places)
-        k = self.places
-        lost_p = max(0, len(places) - k)
-        if lost_p:
-            places = places[:k]
+        lost_p = 0
+        if len(places) > self.places:
+            places, lost_p = self._keep(counter, places, tray)
         runs = counter.runs
         boxes = sorted(runs[rid].first for rid in counter.box_ids)
         lost_b = max(0, len(boxes) - self.boxes)
@@ -212,6 +223,34 @@ class PlacesCodec:
             lost_p,
             lost_b,
         )
+
+    def _keep(
+        self, counter: Counter, places: list[int], tray: Sequence[str]
+    ) -> tuple[list[int], int]:
+        """The keep rule (module doc) for more than ``K`` open ``places`` (in
+        reading order): the ``K`` kept, in reading order, and how many places
+        where a card of ``tray`` fits are left out."""
+        k = self.places
+        memo = _FITBITS.get(self.rules.match_rule)
+        if memo is None:
+            memo = _FITBITS[self.rules.match_rule] = {}
+        fits = []
+        for face in dict.fromkeys(tray[:TRAY_SLOTS]):
+            if "?" in face:
+                continue  # a card not seen (OpenSpiel's deal) fits nowhere known
+            bits = memo.get(face)
+            if bits is None:
+                bits = memo[face] = _FitMemo(self.rules.match_rule, face)
+            fits.append(bits)
+        reqs = counter.places
+        fitting: list[int] = []
+        other: list[int] = []
+        for p in places:
+            key = reqs[p] & 0xFFFF
+            (fitting if any(f[key] for f in fits) else other).append(p)
+        if len(fitting) >= k:
+            return fitting[:k], len(fitting) - k
+        return sorted(fitting + other[: k - len(fitting)]), 0
 
     # -- moves <-> indices ----------------------------------------------------
 
@@ -385,11 +424,12 @@ class PlacesCodec:
                     block[:n, [i for i, _ in faces]] = _BITS8[bits]
         lost = 0
         if turn.lost_places:
-            # open places beyond K: count (never build) their legal placements
-            for p in sorted(places)[self.places :]:
-                key = places[p] & 0xFFFF
-                for _, face in faces:
-                    lost += len(match.fits(face, key))
+            # fitting places beyond K: count (never build) their legal placements
+            for p in places:
+                if p not in turn.place_index:
+                    key = places[p] & 0xFFFF
+                    for _, face in faces:
+                        lost += len(match.fits(face, key))
             placed = placed or lost > 0
         runs = counter.runs
         box_index = turn.box_index
