@@ -379,62 +379,54 @@ class PlacesCodec:
             out[self.overflow_action] = first_lost
         return out, lost
 
-    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
-        """The legal actions of the player to move, straight from the open
-        places and the matching rule (the same rule ``Game.legal_moves``
-        applies; a test checks they agree move for move), and how many legal
-        moves lie beyond the bounds.  Built as a mask with numpy; moves are
-        decoded only when asked for."""
+    def legal_parts(self, game: Game, turn: Turn) -> tuple[list[int], list[int], list[int], int]:
+        """The legal actions of the player to move in parts, before any
+        mask is built (``legal_actions`` builds one, the batched
+        environment writes many at once): the tray slot of each distinct
+        face; per face (in that order), per candidate place, the fitting
+        (rotation, lock) choices as a 16-bit set (``[]`` if none fits
+        anywhere); the other legal actions (boxes, swaps or pass,
+        overflow); and how many legal moves lie beyond the bounds."""
         match = game.rules.match_rule
         counter = game.counter
         places = counter.places
         me = game.to_move
         assert me is not None
-        tray = turn.tray
-        faces: list[tuple[int, str]] = []
-        seen: set[str] = set()
-        for i, face in enumerate(tray[:TRAY_SLOTS]):
-            if face not in seen:
-                seen.add(face)
-                faces.append((i, face))
+        faces: list[str] = []
+        slots: list[int] = []
+        for i, face in enumerate(turn.tray[:TRAY_SLOTS]):
+            if face not in faces:
+                faces.append(face)
+                slots.append(i)
         memo = _FITBITS.get(match)
         if memo is None:
             memo = _FITBITS[match] = {}
-        n = len(turn.places)
-        mask = np.zeros(self.size, dtype=np.int8)
-        placed = False
-        if n and faces:
+        columns: list[int] = []  # face by face, place by place
+        if turn.places and faces:
             # Per distinct face, the fitting (rotation, lock) choices of every
             # candidate place as a 16-bit set, read from a per-face memo.
             keys = [places[p] & 0xFFFF for p in turn.places]
-            columns: list[int] = []  # face by face, place by place
-            for _, face in faces:
+            for face in faces:
                 fits = memo.get(face)
                 if fits is None:
                     fits = memo[face] = _FitMemo(match, face)
                 columns += map(fits.__getitem__, keys)
-            if any(columns):
-                placed = True
-                f = len(faces)
-                bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
-                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
-                if faces[-1][0] == f - 1:  # the faces are slots 0 .. f-1
-                    block[:n, :f] = _BITS8[bits]
-                else:
-                    block[:n, [i for i, _ in faces]] = _BITS8[bits]
+            if not any(columns):
+                columns = []
+        placed = bool(columns)
         lost = 0
         if turn.lost_places:
             # fitting places beyond K: count (never build) their legal placements
             for p in places:
                 if p not in turn.place_index:
                     key = places[p] & 0xFFFF
-                    for _, face in faces:
+                    for face in faces:
                         lost += len(match.fits(face, key))
             placed = placed or lost > 0
         runs = counter.runs
         box_index = turn.box_index
         may_box = game.rules.scoring_rule.may_box
-        boxable = []
+        others = []
         for rid in counter.box_ids:
             r = runs[rid]
             if may_box(r.held[me], len(r.cells)):
@@ -442,17 +434,35 @@ class PlacesCodec:
                 if b is None:
                     lost += 1
                 else:
-                    boxable.append(self.box_base + b)
-        if boxable:
-            mask[boxable] = 1
+                    others.append(self.box_base + b)
         if not placed:
             if game.piles[me]:
-                for i, _ in faces:
-                    mask[self.swap_base + i] = 1
+                others += [self.swap_base + i for i in slots]
             else:
-                mask[self.pass_action] = 1
-        if lost and not mask.any():
-            mask[self.overflow_action] = 1
+                others.append(self.pass_action)
+        if lost and not columns and not others:
+            others.append(self.overflow_action)
+        return slots, columns, others, lost
+
+    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
+        """The legal actions of the player to move, straight from the open
+        places and the matching rule (the same rule ``Game.legal_moves``
+        applies; a test checks they agree move for move), and how many legal
+        moves lie beyond the bounds.  Built as a mask with numpy; moves are
+        decoded only when asked for."""
+        slots, columns, others, lost = self.legal_parts(game, turn)
+        mask = np.zeros(self.size, dtype=np.int8)
+        if columns:
+            n = len(turn.places)
+            f = len(slots)
+            bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
+            block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
+            if slots[-1] == f - 1:  # the faces are slots 0 .. f-1
+                block[:n, :f] = _BITS8[bits]
+            else:
+                block[:n, slots] = _BITS8[bits]
+        if others:
+            mask[others] = 1
         return LegalActions(self, turn, game, mask), lost
 
     def mask(self, legal: Iterable[int], out: np.ndarray | None = None) -> np.ndarray:
