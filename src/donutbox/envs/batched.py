@@ -94,8 +94,20 @@ class _RunsAround:
         self.n = 0
         self.rids: dict[int, tuple[int, ...]] = {}
 
-    def rows(self, counter: Counter, places: list[int], me: int) -> list[float]:
-        """``compact.run_rows(counter, places, me)``, the same numbers."""
+    def pairs(
+        self,
+        counter: Counter,
+        places: list[int],
+        me: int,
+        counts: list[int],
+        index: list[int],
+        numbers: list[int],
+    ) -> None:
+        """The runs around each of ``places``: per place, how many (appended
+        to ``counts``) and which (their rows in ``numbers``, appended to
+        ``index``); each run's numbers once (flavour, size, the observer's
+        donuts, open edges: appended to ``numbers``, 4 a run).  Summed per
+        place and flavour, they are ``compact.run_rows(counter, places, me)``."""
         cells = counter.cells
         n = len(cells)
         known = self.rids
@@ -109,9 +121,8 @@ class _RunsAround:
         self.n = n
         get = counter.run_of.get
         runs = counter.runs
-        numbers_of: dict[int, tuple[int, int, int, int]] = {}
+        row_of: dict[int, int] = {}
         fresh: dict[int, tuple[int, ...]] = {}
-        out: list[float] = []
         for p in places:
             rids = known.get(p)
             while True:
@@ -119,30 +130,29 @@ class _RunsAround:
                     found = {get(p + d) for d in _AROUND}
                     found.discard(None)
                     rids = tuple(found)  # type: ignore[arg-type]
-                row = [0.0] * RUN_FEATURES
+                at = len(index)
                 for rid in rids:
-                    numbers = numbers_of.get(rid)
-                    if numbers is None:
+                    row = row_of.get(rid)
+                    if row is None:
                         run = runs.get(rid)
                         if run is None:  # merged or delivered: read again
                             break
-                        numbers = numbers_of[rid] = (
+                        row = row_of[rid] = len(numbers) >> 2
+                        # a run's cells share its (locked) flavour
+                        numbers += (
                             cells[run.cells[0]] & FLAVOUR_BITS,
                             len(run.cells),
                             run.held[me],
                             run.open,
                         )
-                    f, size, held, free = numbers
-                    row[f] += size
-                    row[4 + f] += held
-                    row[8 + f] += free
+                    index.append(row)
                 else:
                     break
+                del index[at:]
                 rids = None
             fresh[p] = rids
-            out += row
+            counts.append(len(rids))
         self.rids = fresh
-        return out
 
 
 class BatchWriter:
@@ -179,6 +189,29 @@ class BatchWriter:
         #: Per game, the candidate lists of the position last written.
         self.turns: list[Turn | None] = [None] * num_envs
 
+    @staticmethod
+    def _run_sums(
+        count: int, r_count: list[int], r_index: list[int], run_numbers: list[int]
+    ) -> np.ndarray:
+        """``count x 12`` run summaries (``compact.py``) from the runs around
+        each place (``_RunsAround.pairs``): per place and flavour, the sums
+        of size, the observer's donuts and open edges, / 10."""
+        sums: np.ndarray = np.zeros(count * RUN_FEATURES, dtype=np.float64)
+        if r_index:
+            numbers = np.array(run_numbers, dtype=np.int64).reshape(-1, 4)
+            near = numbers[np.array(r_index, dtype=np.intp)]
+            place = np.repeat(np.arange(count), np.fromiter(r_count, dtype=np.intp, count=count))
+            at = place * RUN_FEATURES + near[:, 0]
+            sums = np.bincount(
+                np.concatenate((at, at + 4, at + 8)),
+                weights=near[:, 1:].T.ravel(),
+                minlength=count * RUN_FEATURES,
+            )
+        # sums of integers, exact; then / 10 in float32 as run_summaries does
+        out = sums.astype(np.float32).reshape(count, RUN_FEATURES)
+        out /= 10.0
+        return out
+
     def write(self, games: list[Game]) -> None:
         """The observation and mask of every game's player to move."""
         codec = self.codec
@@ -190,15 +223,19 @@ class BatchWriter:
         tray_at = self.feature_start
         rest_at = self.feature_start + self.tray_size
         k_places = codec.places
-        # place rows: game, index, packed cell, requirement key, run numbers
-        p_game: list[int] = []
-        p_index: list[int] = []
+        # place rows: how many a game, packed cells, requirement keys, the
+        # runs around each (counts, rows of run_numbers) and the centres
+        p_count: list[int] = []
         p_cells: list[int] = []
         p_keys: list[int] = []
-        p_runs: list[float] = []
+        r_count: list[int] = []
+        r_index: list[int] = []
+        run_numbers: list[int] = []
         centre: list[tuple[int, int]] = []  # per game: packed row, column of the NW corner
-        # fitting choices: flat row of ``_choices``, 16-bit set
-        c_at: list[int] = []
+        # fitting choices: per (game, slot) its first row of ``_choices``
+        # (then one every TRAY_SLOTS rows, a place each), and the 16-bit sets
+        c_first: list[int] = []
+        c_count: list[int] = []
         c_bits: list[int] = []
         # everything else: flat indices into obs / mask, and values
         o_at: list[int] = []
@@ -211,13 +248,15 @@ class BatchWriter:
             counter = game.counter
             turn = codec.turn(counter, game.trays[me])
             self.turns[i] = turn
-            slots, columns, others, _ = codec.legal_parts(game, turn)
             places = turn.places
             n = len(places)
+            reqs = counter.places
+            keys = [reqs[p] & 0xFFFF for p in places]
+            slots, columns, others, _ = codec.legal_parts(game, turn, keys)
             if columns:
-                for s in slots:
-                    at = i * k_places * TRAY_SLOTS + s
-                    c_at += range(at, at + TRAY_SLOTS * n, TRAY_SLOTS)
+                at = i * k_places * TRAY_SLOTS
+                c_first += [at + s for s in slots]
+                c_count += [n] * len(slots)
                 c_bits += columns
             base = i * actions
             m_at += [base + a for a in others]
@@ -228,13 +267,11 @@ class BatchWriter:
             else:  # not in a dealt game: the start card is always down
                 offr = offc = -(w // 2) + OFFSET
             centre.append((offr, offc))
+            p_count.append(n)
             if n:
-                reqs = counter.places
-                p_game += [i] * n
-                p_index += range(n)
                 p_cells += places
-                p_keys += [reqs[p] & 0xFFFF for p in places]
-                p_runs += self._around[i].rows(counter, places, me)
+                p_keys += keys
+                self._around[i].pairs(counter, places, me, r_count, r_index, run_numbers)
             if turn.boxes:
                 runs = counter.runs
                 run_of = counter.run_of
@@ -263,26 +300,29 @@ class BatchWriter:
         mask = self.mask
         obs.fill(0.0)
         mask.fill(0)
-        count = len(p_game)
+        count = len(p_keys)
         if count:
-            g = np.fromiter(p_game, dtype=np.intp, count=count)
-            rows = _PLACE_ROWS[p_keys]  # present, 0, 0, the requirement bits
+            per_game = np.fromiter(p_count, dtype=np.intp, count=len(p_count))
+            g = np.repeat(np.arange(len(p_count)), per_game)
+            k = np.arange(count) - np.repeat(np.cumsum(per_game) - per_game, per_game)
+            block = np.empty((count, self.width), dtype=np.float32)
+            block[:, :PLACE_FEATURES] = _PLACE_ROWS[p_keys]  # present, 0, 0, requirement
             cells = np.fromiter(p_cells, dtype=np.int64, count=count)
             offsets = np.array(centre, dtype=np.int64)[g]
             # the same float64 divisions as the single-game encoder's
-            rows[:, 1] = ((cells >> 22) - offsets[:, 0]) / w
-            rows[:, 2] = ((cells & _COL) - offsets[:, 1]) / w
-            block = np.empty((count, self.width), dtype=np.float32)
-            block[:, :PLACE_FEATURES] = rows
-            block[:, PLACE_FEATURES:] = np.fromiter(
-                p_runs, dtype=np.float32, count=count * RUN_FEATURES
-            ).reshape(count, RUN_FEATURES)
-            block[:, PLACE_FEATURES:] /= 10.0
-            self._rows[g, p_index] = block
-        if c_at:
+            block[:, 1] = ((cells >> 22) - offsets[:, 0]) / w
+            block[:, 2] = ((cells & _COL) - offsets[:, 1]) / w
+            block[:, PLACE_FEATURES:] = self._run_sums(count, r_count, r_index, run_numbers)
+            self._rows[g, k] = block
+        if c_bits:
             choices = self._choices
             choices.fill(0)
-            choices[np.fromiter(c_at, dtype=np.intp, count=len(c_at))] = _BITS8[c_bits]
+            total = len(c_bits)
+            runs_of = np.fromiter(c_count, dtype=np.intp, count=len(c_count))
+            step = np.arange(total) - np.repeat(np.cumsum(runs_of) - runs_of, runs_of)
+            first = np.repeat(np.array(c_first, dtype=np.intp), runs_of)
+            bits = np.fromiter(c_bits, dtype=np.intp, count=total)
+            choices[first + TRAY_SLOTS * step] = _BITS8[bits]
             mask[:, : codec.box_base] = choices.reshape(self.num_envs, codec.box_base)
         if o_at:
             obs.reshape(-1)[o_at] = o_val

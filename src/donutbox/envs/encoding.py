@@ -379,14 +379,18 @@ class PlacesCodec:
             out[self.overflow_action] = first_lost
         return out, lost
 
-    def legal_parts(self, game: Game, turn: Turn) -> tuple[list[int], list[int], list[int], int]:
+    def legal_parts(
+        self, game: Game, turn: Turn, keys: list[int] | None = None
+    ) -> tuple[list[int], list[int], list[int], int]:
         """The legal actions of the player to move in parts, before any
         mask is built (``legal_actions`` builds one, the batched
         environment writes many at once): the tray slot of each distinct
         face; per face (in that order), per candidate place, the fitting
         (rotation, lock) choices as a 16-bit set (``[]`` if none fits
         anywhere); the other legal actions (boxes, swaps or pass,
-        overflow); and how many legal moves lie beyond the bounds."""
+        overflow); and how many legal moves lie beyond the bounds.
+        ``keys``: the candidate places' requirement keys, if the caller has
+        them."""
         match = game.rules.match_rule
         counter = game.counter
         places = counter.places
@@ -405,7 +409,8 @@ class PlacesCodec:
         if turn.places and faces:
             # Per distinct face, the fitting (rotation, lock) choices of every
             # candidate place as a 16-bit set, read from a per-face memo.
-            keys = [places[p] & 0xFFFF for p in turn.places]
+            if keys is None:
+                keys = [places[p] & 0xFFFF for p in turn.places]
             for face in faces:
                 fits = memo.get(face)
                 if fits is None:
