@@ -320,9 +320,9 @@ class BatchWriter:
             total = len(c_bits)
             runs_of = np.fromiter(c_count, dtype=np.intp, count=len(c_count))
             step = np.arange(total) - np.repeat(np.cumsum(runs_of) - runs_of, runs_of)
-            first = np.repeat(np.array(c_first, dtype=np.intp), runs_of)
+            starts = np.repeat(np.array(c_first, dtype=np.intp), runs_of)
             bits = np.fromiter(c_bits, dtype=np.intp, count=total)
-            choices[first + TRAY_SLOTS * step] = _BITS8[bits]
+            choices[starts + TRAY_SLOTS * step] = _BITS8[bits]
             mask[:, : codec.box_base] = choices.reshape(self.num_envs, codec.box_base)
         if o_at:
             obs.reshape(-1)[o_at] = o_val
