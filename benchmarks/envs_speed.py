@@ -28,10 +28,11 @@ under ``PYTHONPATH=src``) and the load average before and after.
 
 ``--parts`` instead times the parts of a step (CPU microseconds per step,
 ``time.thread_time`` around each function, so the totals include a little
-timer overhead): the PettingZoo step under random play and the Gymnasium
-step against ``heuristic``, each after a warm-up run of the same games
-(the memos of fitting cards filled, as in a long training run and in the
-benchmark's later rounds).  ``rest`` is the step minus the parts named.
+timer overhead): the PettingZoo step under random play, the Gymnasium
+step against ``heuristic`` and the batched environment's step, each after
+a warm-up run of the same games (the memos of fitting cards filled, as in
+a long training run and in the benchmark's later rounds).  ``rest`` is the
+step minus the parts named.
 """
 
 from __future__ import annotations
@@ -234,6 +235,41 @@ def step_parts(steps: int) -> None:
     for name, t in within.items():
         print(f"    {name:<58} {1e6 * t / n:8.1f}")
     print(f"    (estimates a step: {calls['estimate'] / n:.0f})")
+    vector_parts()
+
+
+def vector_parts() -> None:
+    """Where a step of the batched environment goes (64 games a call, random
+    play, after ``WARM_CALLS`` untimed calls; the writer's parts inside it)."""
+    from donutbox.core.game import Game
+    from donutbox.envs import batched, encoding, observation, vector
+
+    env = vector.VectorEnv(64)
+    rng = np.random.default_rng(0)
+    _, mask, _ = env.reset(seed=0)
+    for _ in range(WARM_CALLS):
+        _, mask, _, _, _ = env.step(vector.random_actions(mask, rng))
+    parts: dict[str, tuple[Any, str]] = {
+        "Game.play (the engine)": (Game, "play"),
+        "whole batch write (BatchWriter.write)": (batched.BatchWriter, "write"),
+        "- candidate lists (PlacesCodec.turn)": (encoding.PlacesCodec, "turn"),
+        "- legal actions (PlacesCodec.legal_parts)": (encoding.PlacesCodec, "legal_parts"),
+        "- runs around each place (_RunsAround.pairs)": (batched._RunsAround, "pairs"),
+        "- features (game_features)": (observation.ObservationEncoder, "game_features"),
+        "- bounding box (_Spread.sync)": (batched._Spread, "sync"),
+        "sampling (random_actions)": (vector, "random_actions"),
+    }
+    spent = dict.fromkeys(parts, 0.0)
+    calls = TIMED_CALLS
+    with timed(parts, spent):
+        t = time.thread_time()
+        for _ in range(calls):
+            _, mask, _, _, _ = env.step(vector.random_actions(mask, rng))
+        total = time.thread_time() - t
+    n = calls * 64
+    print(f"VectorEnv, 64 games a call, random play: {1e6 * total / n:,.1f} us a step")
+    for name, t in spent.items():
+        print(f"  {name:<50} {1e6 * t / n:8.1f}")
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

@@ -198,8 +198,8 @@ class BatchWriter:
         of size, the observer's donuts and open edges, / 10."""
         sums: np.ndarray = np.zeros(count * RUN_FEATURES, dtype=np.float64)
         if r_index:
-            numbers = np.array(run_numbers, dtype=np.int64).reshape(-1, 4)
-            near = numbers[np.array(r_index, dtype=np.intp)]
+            numbers = np.fromiter(run_numbers, dtype=np.int64, count=len(run_numbers))
+            near = numbers.reshape(-1, 4)[np.fromiter(r_index, dtype=np.intp, count=len(r_index))]
             place = np.repeat(np.arange(count), np.fromiter(r_count, dtype=np.intp, count=count))
             at = place * RUN_FEATURES + near[:, 0]
             sums = np.bincount(
@@ -241,7 +241,7 @@ class BatchWriter:
         o_at: list[int] = []
         o_val: list[float] = []
         m_at: list[int] = []
-        rest: list[list[float]] = []
+        rest: list[float] = []  # the features after the tray, game after game
         for i, game in enumerate(games):
             me = game.to_move
             assert me is not None
@@ -295,7 +295,7 @@ class BatchWriter:
             at = i * size + tray_at
             o_at += [at + k for k in ones]
             o_val += [1.0] * len(ones)
-            rest.append(feature_values)
+            rest += feature_values
         obs = self.obs
         mask = self.mask
         obs.fill(0.0)
@@ -306,7 +306,8 @@ class BatchWriter:
             g = np.repeat(np.arange(len(p_count)), per_game)
             k = np.arange(count) - np.repeat(np.cumsum(per_game) - per_game, per_game)
             block = np.empty((count, self.width), dtype=np.float32)
-            block[:, :PLACE_FEATURES] = _PLACE_ROWS[p_keys]  # present, 0, 0, requirement
+            key_array = np.fromiter(p_keys, dtype=np.intp, count=count)
+            block[:, :PLACE_FEATURES] = _PLACE_ROWS[key_array]  # present, 0, 0, requirement
             cells = np.fromiter(p_cells, dtype=np.int64, count=count)
             offsets = np.array(centre, dtype=np.int64)[g]
             # the same float64 divisions as the single-game encoder's
@@ -325,7 +326,12 @@ class BatchWriter:
             choices[starts + TRAY_SLOTS * step] = _BITS8[bits]
             mask[:, : codec.box_base] = choices.reshape(self.num_envs, codec.box_base)
         if o_at:
-            obs.reshape(-1)[o_at] = o_val
+            entries = len(o_at)
+            obs.reshape(-1)[np.fromiter(o_at, dtype=np.intp, count=entries)] = np.fromiter(
+                o_val, dtype=np.float32, count=entries
+            )
         if m_at:
-            mask.reshape(-1)[m_at] = 1
-        obs[:, rest_at:] = rest
+            mask.reshape(-1)[np.fromiter(m_at, dtype=np.intp, count=len(m_at))] = 1
+        obs[:, rest_at:] = np.fromiter(rest, dtype=np.float32, count=len(rest)).reshape(
+            len(games), -1
+        )
