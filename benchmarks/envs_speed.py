@@ -13,7 +13,9 @@ would).  Rounds are interleaved and the best round is kept.
   and the older ``window`` encoding); a step is one ``last()`` + ``step()``.
 - The batched environment (``donutbox.envs.vector``, 64 games a call): a
   step is one game's move, observation and mask (a call of 64 games is 64
-  steps).
+  steps); the random player samples the whole batch in one call
+  (``vector.random_actions``, as a batched learner samples), and again
+  row by row as the AEC loop does (``per-row sampling``).
 - Gymnasium: one learner step, including the opponent's reply, against
   ``random``, ``greedy`` and ``heuristic``.
 - OpenSpiel: ``connect_four`` and ``tic_tac_toe`` (C++) and
@@ -26,10 +28,11 @@ under ``PYTHONPATH=src``) and the load average before and after.
 
 ``--parts`` instead times the parts of a step (CPU microseconds per step,
 ``time.thread_time`` around each function, so the totals include a little
-timer overhead): the PettingZoo step under random play and the Gymnasium
-step against ``heuristic``, each after a warm-up run of the same games
-(the memos of fitting cards filled, as in a long training run and in the
-benchmark's later rounds).  ``rest`` is the step minus the parts named.
+timer overhead): the PettingZoo step under random play, the Gymnasium
+step against ``heuristic`` and the batched environment's step, each after
+a warm-up run of the same games (the memos of fitting cards filled, as in
+a long training run and in the benchmark's later rounds).  ``rest`` is the
+step minus the parts named.
 """
 
 from __future__ import annotations
@@ -64,19 +67,36 @@ def aec_steps(make: Callable[[], object], steps: int) -> float:
     return steps / (time.process_time() - t)
 
 
-def vector_steps(steps: int, games: int = 64) -> float:
-    from donutbox.envs.vector import VectorEnv
+def vector_steps(steps: int, games: int = 64, per_row: bool = False) -> float:
+    """Steps a second of ``VectorEnv(games)``, timed after ``WARM_CALLS``
+    untimed calls and over at least ``TIMED_CALLS`` (so that, as in the
+    AEC loop, games at every stage and their new deals are measured, not
+    only the first plies of 64 games dealt at once)."""
+    from donutbox.envs import vector
 
-    env = VectorEnv(games)
+    env = vector.VectorEnv(games)
     rng = np.random.default_rng(0)
     _, mask, _ = env.reset(seed=0)
-    done = 0
+    batch = getattr(vector, "random_actions", None)  # absent before it was added
+
+    def sample(mask: np.ndarray) -> np.ndarray:
+        if per_row or batch is None:  # as the AEC loop samples: one game at a time
+            return np.array([int(rng.choice(np.flatnonzero(row))) for row in mask])
+        return batch(mask, rng)  # type: ignore[no-any-return]
+
+    for _ in range(WARM_CALLS):
+        _, mask, _, _, _ = env.step(sample(mask))
+    calls = max(TIMED_CALLS, -(-steps // games))
     t = time.process_time()
-    while done < steps:
-        actions = [int(rng.choice(np.flatnonzero(row))) for row in mask]
-        _, mask, _, _, _ = env.step(actions)
-        done += games
-    return done / (time.process_time() - t)
+    for _ in range(calls):
+        _, mask, _, _, _ = env.step(sample(mask))
+    return calls * games / (time.process_time() - t)
+
+
+#: ``vector_steps``: untimed calls first (about two game lengths), then at
+#: least this many timed ones (games of two players last ~50-70 plies).
+WARM_CALLS = 120
+TIMED_CALLS = 70
 
 
 def gym_steps(opponent: str, steps: int) -> float:
@@ -215,6 +235,41 @@ def step_parts(steps: int) -> None:
     for name, t in within.items():
         print(f"    {name:<58} {1e6 * t / n:8.1f}")
     print(f"    (estimates a step: {calls['estimate'] / n:.0f})")
+    vector_parts()
+
+
+def vector_parts() -> None:
+    """Where a step of the batched environment goes (64 games a call, random
+    play, after ``WARM_CALLS`` untimed calls; the writer's parts inside it)."""
+    from donutbox.core.game import Game
+    from donutbox.envs import batched, encoding, observation, vector
+
+    env = vector.VectorEnv(64)
+    rng = np.random.default_rng(0)
+    _, mask, _ = env.reset(seed=0)
+    for _ in range(WARM_CALLS):
+        _, mask, _, _, _ = env.step(vector.random_actions(mask, rng))
+    parts: dict[str, tuple[Any, str]] = {
+        "Game.play (the engine)": (Game, "play"),
+        "whole batch write (BatchWriter.write)": (batched.BatchWriter, "write"),
+        "- candidate lists (PlacesCodec.turn)": (encoding.PlacesCodec, "turn"),
+        "- legal actions (PlacesCodec.legal_parts)": (encoding.PlacesCodec, "legal_parts"),
+        "- runs around each place (_RunsAround.pairs)": (batched._RunsAround, "pairs"),
+        "- features (game_features)": (observation.ObservationEncoder, "game_features"),
+        "- bounding box (_Spread.sync)": (batched._Spread, "sync"),
+        "sampling (random_actions)": (vector, "random_actions"),
+    }
+    spent = dict.fromkeys(parts, 0.0)
+    calls = TIMED_CALLS
+    with timed(parts, spent):
+        t = time.thread_time()
+        for _ in range(calls):
+            _, mask, _, _, _ = env.step(vector.random_actions(mask, rng))
+        total = time.thread_time() - t
+    n = calls * 64
+    print(f"VectorEnv, 64 games a call, random play: {1e6 * total / n:,.1f} us a step")
+    for name, t in spent.items():
+        print(f"  {name:<50} {1e6 * t / n:8.1f}")
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -223,7 +278,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--slow-steps", type=int, default=300, help="steps vs greedy/heuristic")
     ap.add_argument("--parts", action="store_true", help="where a step's time goes instead")
-    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="run only the cases whose name contains one of these (comma-separated)",
+    )
     args = ap.parse_args(argv)
     if args.parts:
         step_parts(args.steps)
@@ -239,6 +298,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             lambda: aec_env(observation="board"), args.steps
         ),
         "vector donutbox (64 games a call)": lambda: vector_steps(args.steps),
+        "vector donutbox (64 games a call, per-row sampling)": lambda: vector_steps(
+            args.steps, per_row=True
+        ),
         "pettingzoo donutbox (window)": lambda: aec_steps(
             lambda: aec_env(encoding="window"), args.steps
         ),
@@ -249,7 +311,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "openspiel tic_tac_toe (C++)": lambda: spiel_steps("tic_tac_toe", args.steps * 10),
         "openspiel python_donutbox": lambda: spiel_steps("python_donutbox", args.steps),
     }
-    cases = {name: case for name, case in cases.items() if args.only in name}
+    wanted = [part.strip() for part in args.only.split(",")]
+    cases = {name: case for name, case in cases.items() if any(w in name for w in wanted)}
     import donutbox.core
 
     core = "compiled (mypyc)" if donutbox.core.compiled else "pure Python"

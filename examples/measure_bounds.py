@@ -1,7 +1,8 @@
 """How far do games stretch the ``places`` encoding's bounds?  (docs/research.md)
 
 For each rule set and player count, plays games three ways and records the
-most seen at any turn: open places (``K`` must hold them), open boxes
+most seen at any turn: open places, places where a card of the mover's tray
+fits (``K`` must hold them: the encoding keeps those first), open boxes
 (``B``), the spread of occupied cells (the board width ``W``), legal moves,
 and the game's length in actions.
 
@@ -10,7 +11,7 @@ and the game's length in actions.
   counter grows in one direction as fast as the rules allow);
 - ``diagonal``: always a placement with the largest ``x + y``.
 
-    python examples/measure_bounds.py --random 50 --adversarial 10
+    python examples/measure_bounds.py --random 50 --adversarial 10 [--layout splitzkies]
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from donutbox.envs.encoding import DEFAULT_PLACES, default_board, default_boxes
 def play(rules: Rules, players: int, seed: int, mode: str) -> dict[str, int]:
     game = Game.new(rules, players, seed=seed)
     rng = random.Random(seed)
-    most = {"places": 0, "boxes": 0, "spread": 0, "legal": 0, "length": 0}
+    most = {"places": 0, "fitting": 0, "boxes": 0, "spread": 0, "legal": 0, "length": 0}
     while not game.finished:
         counter = game.counter
         moves = game.legal_moves()
@@ -37,6 +38,7 @@ def play(rules: Rules, players: int, seed: int, mode: str) -> dict[str, int]:
         most["spread"] = max(most["spread"], spread)
         most["legal"] = max(most["legal"], len(moves))
         places = [m for m in moves if m.kind == "place"]
+        most["fitting"] = max(most["fitting"], len({(m.x, m.y) for m in places}))
         if mode == "random" or not places:
             move = moves[rng.randrange(len(moves))]
         else:
@@ -52,10 +54,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--random", type=int, default=50)
     ap.add_argument("--adversarial", type=int, default=10)
+    ap.add_argument("--layout", default="", help="only this layout (squared-away, splitzkies)")
     args = ap.parse_args(argv)
     rows = []
-    print("rules players mode games | places (K) | boxes (B) | spread (W) | legal | length")
-    for rules in [r for r in Rules.all() if not r.closers]:
+    print(
+        "rules players mode games | places | fitting (K) | boxes (B) | spread (W) | legal | length"
+    )
+    for rules in [r for r in Rules.all() if not r.closers and args.layout in r.layout]:
         for players in (2, 3, 4):
             for mode, games in (
                 ("random", args.random),
@@ -71,7 +76,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                 row.update(most)
                 rows.append(row)
                 print(
-                    f"{rules.key()} {players} {mode} {games} | {most['places']} ({k_bound}) | "
+                    f"{rules.key()} {players} {mode} {games} | {most['places']} | "
+                    f"{most['fitting']} ({k_bound}) | "
                     f"{most['boxes']} ({default_boxes(players)}) | "
                     f"{most['spread']} ({default_board(players)}) | "
                     f"{most['legal']} | {most['length']}",

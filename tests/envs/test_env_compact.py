@@ -19,6 +19,39 @@ def test_two_players_fit_in_5000_floats() -> None:
     assert Encoder(Rules(), 2, observation="board").size == 141_080
 
 
+#: The compact observation's size and the action count, worked out by hand
+#: from the documented fields (docs/research.md, Observations): K places x
+#: 31 (present, row, column, 16 requirement bits, 12 run numbers) + B = 40 n
+#: boxes x (5 + n) + features (tray 80, 10 per seat, 4); actions 64 K + B +
+#: 4 swaps + pass + overflow.  K: Squared Away 128 / 192 / 256, Splitzkies
+#: 136 / 192 / 256 (2 / 3 / 4 players).
+BY_HAND = {
+    ("squared-away", 2): (128 * 31 + 80 * 7 + 104, 4632, 64 * 128 + 80 + 6, 8278),
+    ("squared-away", 3): (192 * 31 + 120 * 8 + 114, 7026, 64 * 192 + 120 + 6, 12414),
+    ("squared-away", 4): (256 * 31 + 160 * 9 + 124, 9500, 64 * 256 + 160 + 6, 16550),
+    ("splitzkies", 2): (136 * 31 + 80 * 7 + 104, 4880, 64 * 136 + 80 + 6, 8790),
+    ("splitzkies", 3): (192 * 31 + 120 * 8 + 114, 7026, 64 * 192 + 120 + 6, 12414),
+    ("splitzkies", 4): (256 * 31 + 160 * 9 + 124, 9500, 64 * 256 + 160 + 6, 16550),
+}
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("rules", Rules.all(), ids=lambda r: r.key())
+def test_observation_size_on_every_rule_set(rules: Rules, players: int) -> None:
+    formula, size, action_formula, actions = BY_HAND[(rules.layout, players)]
+    assert formula == size and action_formula == actions
+    if players == 2:
+        assert size <= 5000  # the done-when bound, on every layout and variant
+    enc = Encoder(rules, players)
+    assert enc.size == size and enc.actions == actions
+    layout = enc.centred.layout
+    low, high = layout.bounds()
+    assert low.shape == high.shape == (size,)
+    game = Game.new(rules, players, seed=1)
+    assert enc.observe(game, 0).shape == (size,)
+    assert enc.mask(game, 0).shape == (actions,)
+
+
 def test_a_bad_observation_name_is_refused() -> None:
     with pytest.raises(ValueError, match="observation must be compact or board"):
         Encoder(Rules(), 2, observation="pixels")

@@ -114,9 +114,8 @@ def _east(game: Game, rng: random.Random) -> None:
         game.play(rng.choice(moves))
 
 
-@pytest.mark.parametrize("layout", ["squared-away", "splitzkies"])
-def test_two_player_games_never_exceed_the_bounds_even_one_direction(layout: str) -> None:
-    rules = Rules(layout=layout)
+def test_two_player_games_never_exceed_the_bounds_even_one_direction() -> None:
+    rules = Rules()
     enc = Encoder(rules, 2, observation="board")
     for seed in range(3):
         game = Game.new(rules, 2, seed=seed)
@@ -134,6 +133,63 @@ def test_two_player_games_never_exceed_the_bounds_even_one_direction(layout: str
         board = enc.centred.encode_game(game, 0)[0]
         planes = enc.centred.layout.part(board, "board")
         assert planes[:4].sum() == len(game.counter.cells)  # every donut is seen
+
+
+def test_splitzkies_one_direction_play_keeps_the_fitting_places_first() -> None:
+    # Splitzkies' K (136) is below the 208 open places of one-direction
+    # play: the keep rule keeps the places where a tray card fits (the
+    # places of the engine's legal placements) first, and what is left out
+    # is counted, never hidden.
+    rules = Rules(layout="splitzkies")
+    enc = Encoder(rules, 2)
+    codec = enc.codec
+    assert isinstance(codec, PlacesCodec) and codec.places == 136
+    from donutbox.envs import encoding
+
+    saved = set(encoding._WARNED)
+    encoding._WARNED.clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _one_direction_keep_rule(enc)
+        said = {str(w.message).split("encoding's ")[1].split()[0] for w in caught}
+        assert said == {"places", "moves"}  # once each, never silent
+    finally:
+        encoding._WARNED.clear()
+        encoding._WARNED.update(saved)
+
+
+def _one_direction_keep_rule(enc: Encoder) -> None:
+    rules = enc.codec.rules
+    game = Game.new(rules, 2, seed=0)
+    rng = random.Random(0)
+    kept_rule_used = lost_seen = False
+    while not game.finished:
+        turn = enc.turn(game)
+        assert turn is not None
+        moves = game.legal_moves()
+        fitting = sorted({cell(m.x, m.y) for m in moves if m.kind == "place"})
+        open_places = sorted(game.counter.places)
+        if len(open_places) > 136:
+            kept_rule_used = True
+            assert len(turn.places) == 136 and turn.places == sorted(turn.places)
+            if len(fitting) >= 136:
+                assert turn.places == fitting[:136]
+            else:
+                others = [p for p in open_places if p not in set(fitting)]
+                assert turn.places == sorted(fitting + others[: 136 - len(fitting)])
+        else:
+            assert turn.places == open_places
+        over = enc.overflow(game, game.to_move)
+        assert over["places"] == max(0, len(fitting) - 136)
+        assert over["cells"] == over["boxes"] == 0
+        mask = enc.mask(game, game.to_move)
+        named = [m for m in moves if m.kind != "place" or cell(m.x, m.y) in turn.place_index]
+        assert int(mask.sum()) == (len(named) if named else 1)
+        assert over["moves"] == len(moves) - len(named)
+        lost_seen = lost_seen or over["moves"] > 0
+        _east(game, rng)
+    assert kept_rule_used and lost_seen
 
 
 def test_overflow_is_flagged_and_the_mask_is_never_empty() -> None:
@@ -277,7 +333,9 @@ def _observations_digest() -> str:
                 (4, "squared-away", False, None, 40),  # 2.4 MB observations: a start
             ):
                 rules = Rules(layout=layout)
-                enc = Encoder(rules, players, window=window, observation="board")
+                # the K of the recording: 64 n, Splitzkies 128 n (since cut)
+                k = (128 if layout == "splitzkies" else 64) * players
+                enc = Encoder(rules, players, window=window, max_places=k, observation="board")
                 game = Game.new(rules, players, seed=players + 10 * east)
                 rng = random.Random(players)
                 while True:

@@ -41,29 +41,54 @@ _AROUND: Final = (
     -1 + STRIDE,
     2 * STRIDE,
 )
+_W, _N, _E, _NE, _SE, _S, _SW, _SS = _AROUND
+
+
+def run_rows(counter: Counter, places: Sequence[int], me: int) -> list[float]:
+    """The run summaries of ``places`` (module doc) as one flat list, 12
+    numbers a place, not yet divided by 10.  Each run's numbers are read
+    once (a run touches several places) and summed per place over the
+    distinct runs around it (sums of integers: exact in any order)."""
+    get = counter.run_of.get
+    runs = counter.runs
+    cells = counter.cells
+    seen: dict[int, tuple[int, int, int, int]] = {}
+    out: list[float] = []
+    for p in places:
+        row = [0.0] * RUN_FEATURES  # Python floats: numpy item writes cost more
+        for rid in {
+            get(p + _W),
+            get(p + _N),
+            get(p + _E),
+            get(p + _NE),
+            get(p + _SE),
+            get(p + _S),
+            get(p + _SW),
+            get(p + _SS),
+        }:
+            if rid is None:
+                continue
+            numbers = seen.get(rid)
+            if numbers is None:
+                run = runs[rid]
+                # a run's cells share its (locked) flavour
+                numbers = seen[rid] = (
+                    cells[run.cells[0]] & FLAVOUR_BITS,
+                    len(run.cells),
+                    run.held[me],
+                    run.open,
+                )
+            f, size, held, free = numbers
+            row[f] += size
+            row[4 + f] += held
+            row[8 + f] += free
+        out += row
+    return out
 
 
 def run_summaries(counter: Counter, places: Sequence[int], me: int) -> np.ndarray:
     """``len(places) x 12``: the run summary of each place (module doc)."""
-    run_of = counter.run_of
-    runs = counter.runs
-    cells = counter.cells
-    rows: list[list[float]] = []
-    for p in places:
-        seen: list[int] = []
-        row = [0.0] * RUN_FEATURES  # Python floats: numpy item writes cost more
-        for d in _AROUND:
-            c = p + d
-            rid = run_of.get(c)
-            if rid is None or rid in seen:
-                continue
-            seen.append(rid)
-            run = runs[rid]
-            f = cells[c] & FLAVOUR_BITS
-            row[f] += len(run.cells)
-            row[4 + f] += run.held[me]
-            row[8 + f] += run.open
-        rows.append(row)
-    out = np.array(rows, dtype=np.float32).reshape(len(places), RUN_FEATURES)
+    out = np.array(run_rows(counter, places, me), dtype=np.float32)
+    out = out.reshape(len(places), RUN_FEATURES)
     out /= 10.0
     return out

@@ -7,7 +7,10 @@ available as ``encoding="window"`` for comparison.
 **Actions.**  Each turn the counter has a list of *candidate places*: every
 open place (an empty card position touching a not-delivered donut, the
 engine's ``Counter.places``) sorted in reading order (smallest ``y``, then
-smallest ``x``), at most ``K`` of them; and a list of *candidate boxes*: every
+smallest ``x``), at most ``K`` of them (with more open, the **keep rule**:
+the places where a card of the observer's tray fits come first, the others
+fill what is left of ``K`` in reading order, and the ``K`` kept are listed in
+reading order); and a list of *candidate boxes*: every
 open box (a not-delivered run of 3+) named by its first cell in reading
 order, sorted the same way, at most ``B``.  Both lists are public (they come
 from the counter only).  Indices, in order:
@@ -21,18 +24,23 @@ from the counter only).  Indices, in order:
 4. **pass** (1).
 5. **overflow** (1, the last): legal only if the player has legal moves but
    every one of them lies beyond the ``K``/``B`` bounds; it plays the first
-   of them.  It never happened in any measured game (docs/research.md).
+   of them.  It never happened in random play (docs/research.md).
 
-``K`` defaults to bounds well above the most ever measured, also in
-adversarial play that always extends the counter in one direction
-(``DEFAULT_PLACES``); ``B`` to a proven bound (``default_boxes``).  A
-position beyond them sets ``overflow`` in the environments' ``info`` and
-warns once, instead of hiding it.
+``K`` defaults to 128 / 192 / 256 for 2 / 3 / 4 players on Squared Away,
+above the most open places ever measured, also in adversarial play that
+always extends the counter in one direction; on Splitzkies (open places
+twice as many: a card may sit at any cell) to 136 / 192 / 256, above the
+most places where a card of the tray fits in random play, so that two
+players' observation stays within 5,000 floats (``DEFAULT_PLACES``); in
+one-direction play the keep rule leaves fitting places out.
+``B`` defaults to a proven bound (``default_boxes``).  A position with a
+fitting place or a box beyond them sets ``overflow`` in the environments'
+``info`` and warns once, instead of hiding it.
 
 **Observation.**  ``observation="compact"`` (the default): a candidate
 block (what each place/box index means, each place with the run summaries
 of ``compact.py``), then the features of ``observation.py``: 4,632 floats
-for two players.  ``observation="board"`` puts ``planes x W x W`` board
+for two players (4,880 on Splitzkies).  ``observation="board"`` puts ``planes x W x W`` board
 cells centred on the bounding box of the occupied cells first (so the play
 can drift anywhere: only the spread matters) and leaves the run summaries
 out.  The default board width is a proven
@@ -69,16 +77,20 @@ TRAY_SLOTS: Final = GAME_INFO.tray_size
 CHOICES: Final = 16
 CHANNELS: Final = TRAY_SLOTS * CHOICES  # 64 per candidate place
 
-#: Default ``K`` (candidate places) by (Splitzkies?, players).  The most
-#: measured (docs/research.md): Squared Away 102 / 202 open places (2 / 4
-#: players, one-direction play), Splitzkies 208 / 408.
+#: Default ``K`` (candidate places) by (Splitzkies?, players).  Squared
+#: Away: above the most open places ever measured, also in one-direction
+#: play (102 / 152 / 202 for 2 / 3 / 4 players).  Splitzkies, whose open
+#: places (a card at any cell) are twice as many: 136 for two players, the
+#: largest multiple of 8 that keeps the observation within 5,000 floats,
+#: above the most places where a tray card fits in random play (127 /
+#: 175 / 188); the keep rule decides beyond it (docs/research.md, Bounds).
 DEFAULT_PLACES: Final = {
     (False, 2): 128,
     (False, 3): 192,
     (False, 4): 256,
-    (True, 2): 256,
-    (True, 3): 384,
-    (True, 4): 512,
+    (True, 2): 136,
+    (True, 3): 192,
+    (True, 4): 256,
 }
 
 
@@ -136,7 +148,7 @@ class Turn:
     boxes: list[int]  # first cells of open boxes, reading order, at most B
     box_index: dict[int, int]
     tray: tuple[str, ...]
-    lost_places: int = 0  # open places beyond K
+    lost_places: int = 0  # open places beyond K where a card of the tray fits
     lost_boxes: int = 0
 
 
@@ -194,10 +206,9 @@ class PlacesCodec:
     def turn(self, counter: Counter, tray: Sequence[str]) -> Turn:
         """The candidate lists of a counter, for a player holding ``tray``."""
         places = sorted(counter.places)
-        k = self.places
-        lost_p = max(0, len(places) - k)
-        if lost_p:
-            places = places[:k]
+        lost_p = 0
+        if len(places) > self.places:
+            places, lost_p = self._keep(counter, places, tray)
         runs = counter.runs
         boxes = sorted(runs[rid].first for rid in counter.box_ids)
         lost_b = max(0, len(boxes) - self.boxes)
@@ -212,6 +223,34 @@ class PlacesCodec:
             lost_p,
             lost_b,
         )
+
+    def _keep(
+        self, counter: Counter, places: list[int], tray: Sequence[str]
+    ) -> tuple[list[int], int]:
+        """The keep rule (module doc) for more than ``K`` open ``places`` (in
+        reading order): the ``K`` kept, in reading order, and how many places
+        where a card of ``tray`` fits are left out."""
+        k = self.places
+        memo = _FITBITS.get(self.rules.match_rule)
+        if memo is None:
+            memo = _FITBITS[self.rules.match_rule] = {}
+        fits = []
+        for face in dict.fromkeys(tray[:TRAY_SLOTS]):
+            if "?" in face:
+                continue  # a card not seen (OpenSpiel's deal) fits nowhere known
+            bits = memo.get(face)
+            if bits is None:
+                bits = memo[face] = _FitMemo(self.rules.match_rule, face)
+            fits.append(bits)
+        reqs = counter.places
+        fitting: list[int] = []
+        other: list[int] = []
+        for p in places:
+            key = reqs[p] & 0xFFFF
+            (fitting if any(f[key] for f in fits) else other).append(p)
+        if len(fitting) >= k:
+            return fitting[:k], len(fitting) - k
+        return sorted(fitting + other[: k - len(fitting)]), 0
 
     # -- moves <-> indices ----------------------------------------------------
 
@@ -340,61 +379,59 @@ class PlacesCodec:
             out[self.overflow_action] = first_lost
         return out, lost
 
-    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
-        """The legal actions of the player to move, straight from the open
-        places and the matching rule (the same rule ``Game.legal_moves``
-        applies; a test checks they agree move for move), and how many legal
-        moves lie beyond the bounds.  Built as a mask with numpy; moves are
-        decoded only when asked for."""
+    def legal_parts(
+        self, game: Game, turn: Turn, keys: list[int] | None = None
+    ) -> tuple[list[int], list[int], list[int], int]:
+        """The legal actions of the player to move in parts, before any
+        mask is built (``legal_actions`` builds one, the batched
+        environment writes many at once): the tray slot of each distinct
+        face; per face (in that order), per candidate place, the fitting
+        (rotation, lock) choices as a 16-bit set (``[]`` if none fits
+        anywhere); the other legal actions (boxes, swaps or pass,
+        overflow); and how many legal moves lie beyond the bounds.
+        ``keys``: the candidate places' requirement keys, if the caller has
+        them."""
         match = game.rules.match_rule
         counter = game.counter
         places = counter.places
         me = game.to_move
         assert me is not None
-        tray = turn.tray
-        faces: list[tuple[int, str]] = []
-        seen: set[str] = set()
-        for i, face in enumerate(tray[:TRAY_SLOTS]):
-            if face not in seen:
-                seen.add(face)
-                faces.append((i, face))
+        faces: list[str] = []
+        slots: list[int] = []
+        for i, face in enumerate(turn.tray[:TRAY_SLOTS]):
+            if face not in faces:
+                faces.append(face)
+                slots.append(i)
         memo = _FITBITS.get(match)
         if memo is None:
             memo = _FITBITS[match] = {}
-        n = len(turn.places)
-        mask = np.zeros(self.size, dtype=np.int8)
-        placed = False
-        if n and faces:
+        columns: list[int] = []  # face by face, place by place
+        if turn.places and faces:
             # Per distinct face, the fitting (rotation, lock) choices of every
             # candidate place as a 16-bit set, read from a per-face memo.
-            keys = [places[p] & 0xFFFF for p in turn.places]
-            columns: list[int] = []  # face by face, place by place
-            for _, face in faces:
+            if keys is None:
+                keys = [places[p] & 0xFFFF for p in turn.places]
+            for face in faces:
                 fits = memo.get(face)
                 if fits is None:
                     fits = memo[face] = _FitMemo(match, face)
                 columns += map(fits.__getitem__, keys)
-            if any(columns):
-                placed = True
-                f = len(faces)
-                bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
-                block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
-                if faces[-1][0] == f - 1:  # the faces are slots 0 .. f-1
-                    block[:n, :f] = _BITS8[bits]
-                else:
-                    block[:n, [i for i, _ in faces]] = _BITS8[bits]
+            if not any(columns):
+                columns = []
+        placed = bool(columns)
         lost = 0
         if turn.lost_places:
-            # open places beyond K: count (never build) their legal placements
-            for p in sorted(places)[self.places :]:
-                key = places[p] & 0xFFFF
-                for _, face in faces:
-                    lost += len(match.fits(face, key))
+            # fitting places beyond K: count (never build) their legal placements
+            for p in places:
+                if p not in turn.place_index:
+                    key = places[p] & 0xFFFF
+                    for face in faces:
+                        lost += len(match.fits(face, key))
             placed = placed or lost > 0
         runs = counter.runs
         box_index = turn.box_index
         may_box = game.rules.scoring_rule.may_box
-        boxable = []
+        others = []
         for rid in counter.box_ids:
             r = runs[rid]
             if may_box(r.held[me], len(r.cells)):
@@ -402,17 +439,35 @@ class PlacesCodec:
                 if b is None:
                     lost += 1
                 else:
-                    boxable.append(self.box_base + b)
-        if boxable:
-            mask[boxable] = 1
+                    others.append(self.box_base + b)
         if not placed:
             if game.piles[me]:
-                for i, _ in faces:
-                    mask[self.swap_base + i] = 1
+                others += [self.swap_base + i for i in slots]
             else:
-                mask[self.pass_action] = 1
-        if lost and not mask.any():
-            mask[self.overflow_action] = 1
+                others.append(self.pass_action)
+        if lost and not columns and not others:
+            others.append(self.overflow_action)
+        return slots, columns, others, lost
+
+    def legal_actions(self, game: Game, turn: Turn) -> tuple[LegalActions, int]:
+        """The legal actions of the player to move, straight from the open
+        places and the matching rule (the same rule ``Game.legal_moves``
+        applies; a test checks they agree move for move), and how many legal
+        moves lie beyond the bounds.  Built as a mask with numpy; moves are
+        decoded only when asked for."""
+        slots, columns, others, lost = self.legal_parts(game, turn)
+        mask = np.zeros(self.size, dtype=np.int8)
+        if columns:
+            n = len(turn.places)
+            f = len(slots)
+            bits = np.fromiter(columns, dtype=np.intp, count=f * n).reshape(f, n).T
+            block = mask[: self.box_base].reshape(self.places, TRAY_SLOTS, CHOICES)
+            if slots[-1] == f - 1:  # the faces are slots 0 .. f-1
+                block[:n, :f] = _BITS8[bits]
+            else:
+                block[:n, slots] = _BITS8[bits]
+        if others:
+            mask[others] = 1
         return LegalActions(self, turn, game, mask), lost
 
     def mask(self, legal: Iterable[int], out: np.ndarray | None = None) -> np.ndarray:

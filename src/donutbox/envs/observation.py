@@ -216,14 +216,21 @@ class ObservationEncoder:
         feats[s["cards_left"]] = view.cards_left
 
     def features_from_game(self, feats: np.ndarray, game: Game, me: int) -> None:
-        """``features_into(feats, game.view(me))`` without building the view:
-        only the seat's own tray, public counts and the multisets of the
-        cards ``me`` has not seen (never their order or whose tray) are read.
-        Everything after the tray is written at once (its parts are
-        contiguous, in the module doc's order)."""
-        n = self.layout.players
+        """``features_into(feats, game.view(me))`` without building the view
+        (``game_features``).  Everything after the tray is written at once
+        (its parts are contiguous, in the module doc's order)."""
         s = self.layout.feature_slices
-        self._tray(feats[s["tray"]], game.trays[me])
+        ones, values = self.game_features(game, me)
+        if ones:
+            feats[ones] = 1.0
+        feats[s["to_move"].start : s["cards_left"].stop] = values
+
+    def game_features(self, game: Game, me: int) -> tuple[list[int], list[float]]:
+        """The features of seat ``me`` as the entries of the tray that are 1
+        and the values of everything after the tray, read from the game:
+        only the seat's own tray, public counts and the multisets of the
+        cards ``me`` has not seen (never their order or whose tray)."""
+        n = self.layout.players
         seats = [(me + k) % n for k in range(n)]
         to_move = game.to_move
         values = [0.0] * n
@@ -247,7 +254,7 @@ class ObservationEncoder:
         values.append(0.0 if lap is None else float(lap))
         values.append(game.swap_streak)
         values.append(game.cards_left)
-        feats[s["to_move"].start : s["cards_left"].stop] = values
+        return tray_ones(trays[me]), values
 
     def encode_tray_only(self, tray: Sequence[str]) -> np.ndarray:
         """An observation with nothing but a tray (before the start card is
@@ -260,18 +267,24 @@ class ObservationEncoder:
     @staticmethod
     def _tray(out: np.ndarray, tray: Sequence[str]) -> None:
         """One-hot the tray into ``out`` (zeros): slot x quadrant x letter."""
-        width = 4 * len(LETTERS)
-        ones: list[int] = []
-        for slot, face in enumerate(tray[:TRAY_SLOTS]):
-            at = _FACE_ONES.get(face)
-            if at is None:
-                at = _FACE_ONES[face] = tuple(
-                    q * len(LETTERS) + _LETTER[ch] for q, ch in enumerate(face) if ch in _LETTER
-                )  # an unknown card ("????") stays all zero
-            base = slot * width
-            ones += [base + i for i in at]
+        ones = tray_ones(tray)
         if ones:
             out[ones] = 1.0
+
+
+def tray_ones(tray: Sequence[str]) -> list[int]:
+    """The entries of the tray feature (slot x quadrant x letter) that are 1."""
+    width = 4 * len(LETTERS)
+    ones: list[int] = []
+    for slot, face in enumerate(tray[:TRAY_SLOTS]):
+        at = _FACE_ONES.get(face)
+        if at is None:
+            at = _FACE_ONES[face] = tuple(
+                q * len(LETTERS) + _LETTER[ch] for q, ch in enumerate(face) if ch in _LETTER
+            )  # an unknown card ("????") stays all zero
+        base = slot * width
+        ones += [base + i for i in at]
+    return ones
 
 
 #: Per face, the entries of its tray row that are 1 (quadrant x letter).

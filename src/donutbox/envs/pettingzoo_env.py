@@ -234,7 +234,8 @@ def aec_env(
     ``encoding``: ``places`` (default) or ``window``; ``max_places``: ``K``;
     ``deck``: a deck composition (docs/deck-lab.md; default the standard deck);
     ``observation``: ``compact`` (default: candidate places with run
-    summaries, boxes, features; 4,632 floats for two players) or ``board``
+    summaries, boxes, features; 4,632 floats for two players, 4,880 on
+    Splitzkies) or ``board``
     (the full board planes first).
     """
     env = DonutboxAEC(
