@@ -148,6 +148,17 @@ def test_review_fits_the_desktop_screen_and_the_moves_scroll_in_their_own_box(
     assert m["scroll"] <= m["inner"] + 1, m
     for part in ("graph", "best", "next", "current"):
         assert _inside(m[part], 0, m["inner"]), (part, m)
+    # The open boxes are folded under their heading; the toggle shows them,
+    # and the page still does not scroll (the side column does, if need be).
+    toggle = page.locator("#open-boxes-toggle")
+    expect(page.locator("#open-boxes")).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#open-boxes li").first).to_be_visible()
+    assert _measure(page)["scroll"] <= 801
+    toggle.click()
+    expect(page.locator("#open-boxes")).to_be_hidden()
     donuts_drawn(page)
     page.screenshot(animations="disabled", path=str(SHOTS / "review-long.png"))
     page.emulate_media(color_scheme="dark")
