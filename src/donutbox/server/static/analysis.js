@@ -192,13 +192,13 @@ export function drawBest() {
   const played = say({ ...s, ...r.state, history: s.history, players: s.players, deliveries: s.deliveries }, { ply: m.ply, mover: m.player, move: m.move });
   const lost = m.points_lost === undefined ? "" : `, ${m.points_lost} points lost`;
   const chances = `(winning chance ${Math.round(m.before * 100)}% instead of ${Math.round(m.after * 100)}%)`;
-  const say1 = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1}, a ${WORDS[m.mark]}${lost}: ${played} Best: ${m.best} ${chances}, outlined on the counter.`);
+  const say1 = h("p", { id: "analysis-best", role: "status" }, `Move ${m.ply + 1}, ${m.mark === "inaccuracy" ? "an" : "a"} ${WORDS[m.mark]}${lost}: ${played} Best: ${m.best} ${chances}, outlined on the counter.`);
   $("#replay").prepend(say1);
   const id = s.id, at = r.ply;
   positionBefore(id, m.ply).then((pos) => {
     const now = store.replay;
     if (!now || now.ply !== at || !store.state || store.state.id !== id || !say1.isConnected) return;
-    say1.textContent = `Move ${m.ply + 1}, a ${WORDS[m.mark]}${lost}: ${played} Best: ${bestWords(pos, m.best)} ${chances}; outlined on the counter.`;
+    say1.textContent = `Move ${m.ply + 1}, ${m.mark === "inaccuracy" ? "an" : "a"} ${WORDS[m.mark]}${lost}: ${played} Best: ${bestWords(pos, m.best)} ${chances}; outlined on the counter.`;
   }).catch(() => {});
   // A placement: the card's 2x2 place; a box: the donut named.
   const place = PLACE_RE.exec(m.best);

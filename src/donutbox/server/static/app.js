@@ -56,6 +56,8 @@ function turnStatus(s) {
   return `Waiting for ${s.players[s.to_move]}.`;
 }
 
+let replayShown = null; // the replay's game and move last drawn ("id:ply")
+
 // Draw everything from the store (subscribed: after every change).
 function render(why, before) {
   const s = store.state;
@@ -81,7 +83,16 @@ function render(why, before) {
   // Fewer turns left than players: whoever moves now will not come round again.
   const last = lap !== null && lap <= s.players.length && !s.finished && (myTurn(s) || (s.mode === "hotseat" && !cover));
   banner.textContent = `Final Lap: ${lap} turn${lap === 1 ? "" : "s"} left` + (last ? " — your last turn" : "");
-  drawBoard(onBoard, moved);
+  // The review (a finished game's replay): on a desktop the page keeps to
+  // the viewport, the moves scrolling in their own box (style.css); set
+  // before the board is drawn, which fits the counter to the board's size.
+  $("#play").classList.toggle("review", Boolean(store.replay));
+  // A step of the replay refits the view too, when a card of the move shown
+  // lies outside it (the view kept from the end can miss an early counter).
+  const shown = store.replay ? `${s.id}:${store.replay.ply}` : null;
+  const stepped = shown !== replayShown;
+  replayShown = shown;
+  drawBoard(onBoard, moved || stepped);
   drawTray(redrawBoard);
   drawActions(send);
   drawSide();
@@ -432,6 +443,12 @@ function setup() {
   setupOnlineForm(api, onlineCreated);
   setupReplay();
   setupAnalysis();
+  // The desktop review folds the open boxes under their heading: shown on asking.
+  $("#open-boxes-toggle").addEventListener("click", (e) => {
+    const shown = $("#open-boxes").classList.toggle("shown");
+    e.currentTarget.setAttribute("aria-expanded", String(shown));
+    e.currentTarget.firstChild.textContent = shown ? "hide " : "show ";
+  });
   setReplayer(showReplay);
   setupTutorial(load);
   setupSound();

@@ -95,10 +95,28 @@ export function drawSide() {
     log.append(li);
   });
   const current = log.querySelector(".current");
-  if (current) current.scrollIntoView({ block: "nearest" });
+  if (current) keepInView(current);
   else log.scrollTop = log.scrollHeight;
+  if (!resized) {
+    // The list's box changes size as the text above it does (a marked
+    // move's best alternative, said in words once its position arrives):
+    // the move shown stays in view.
+    resized = new ResizeObserver(() => { const c = log.querySelector(".current"); if (c) keepInView(c); });
+    resized.observe(log);
+  }
   drawSummary(s);
   drawLook();
+}
+
+let resized = null; // the ResizeObserver of the move list
+
+// Scroll the move list (its own box only, never the page: on a phone the
+// step controls above it stay where they are) to show `li`.
+function keepInView(li) {
+  const log = li.parentElement;
+  const box = log.getBoundingClientRect(), at = li.getBoundingClientRect();
+  if (at.top < box.top) log.scrollTop -= box.top - at.top;
+  else if (at.bottom > box.bottom) log.scrollTop += Math.min(at.bottom - box.bottom, at.top - box.top);
 }
 
 let replayer = null; // showReplay, given by app.js (replay.js imports this module)
@@ -216,6 +234,9 @@ function drawOpenBoxes(s) {
   ul.replaceChildren();
   const open = s.finished ? [] : [...s.boxes].sort((a, b) => b.points - a.points);
   $("#open-boxes-head").hidden = !open.length;
+  // (the count on the toggle that shows them in the desktop review, where
+  // the list is folded to leave the side column to the moves: style.css)
+  $("#open-boxes-count").textContent = `(${open.length})`;
   const SHOWN = 6; // the most valuable ones; the rest in one line
   // Each one a button: pointed at or focused, its donuts are picked out on
   // the counter (the view moves to them if they lie outside it).
