@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import DonutboxError, InputError
 from .base import Agent
 from .mcts import MctsAgent
 from .simple import GreedyAgent, HeuristicAgent, RandomAgent
@@ -205,8 +205,11 @@ def agent_names() -> list[str]:
 
 
 #: Agents with an optional dependency, made by name but not in the catalogue
-#: (so no page offers them): name -> module of ``donutbox.ai`` with ``make``.
-OPTIONAL: dict[str, str] = {"ppo": "ppo"}
+#: (so no page offers them): name -> the module with ``make``, found by name
+#: when the agent is made (like a plug-in entry point: ``ai`` imports nothing
+#: above ``core``).  ``learned``: the afterstate value network of
+#: ``donutbox.envs.afterstate`` (needs numpy, the ``rl`` extra).
+OPTIONAL: dict[str, str] = {"ppo": "donutbox.ai.ppo", "learned": "donutbox.envs.afterstate"}
 
 
 #: The most search iterations a ``name:N`` budget may ask for.
@@ -244,6 +247,12 @@ def make_agent(name: str, **options: Any) -> Agent:
     if isinstance(name, str) and name in OPTIONAL:
         from importlib import import_module
 
-        return import_module(f"{__package__}.{OPTIONAL[name]}").make(**options)  # type: ignore[no-any-return]
+        try:
+            module = import_module(OPTIONAL[name])
+        except ModuleNotFoundError as err:
+            raise DonutboxError(
+                f"the {name} agent needs {err.name}: pip install 'donutbox[rl]'"
+            ) from None
+        return module.make(**options)  # type: ignore[no-any-return]
     info = agent_info(name)
     return AGENTS[info.agent](**{**info.options, **options})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -92,3 +93,14 @@ def deal(rules: Rules, players: int, seed: int, deck: Composition | None) -> Gam
     if deck is None:
         return Game.new(rules, players, seed=seed)
     return deck.new_game(rules, players, seed)
+
+
+def wilson(wins: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (as ``lab/stats.py``)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)

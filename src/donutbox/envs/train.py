@@ -2,6 +2,10 @@
 
     python -m donutbox.envs.train [--teacher-games 200] [--rl-games 400]
         [--opponent heuristic] [--eval-games 100] [--out policy.npz]
+    python -m donutbox.envs.train --method afterstate [options of afterstate.py]
+
+``--method afterstate`` (first) runs the afterstate value learner of
+``afterstate.py`` instead, the stronger of the two (docs/research.md).
 
 The policy (``policy.py``) reads only the compact observation: each legal
 action's slice of it, no move features.  Two phases, both on two-player
@@ -34,7 +38,7 @@ import numpy as np
 from ..ai import make_agent
 from ..core.game import Game
 from ..core.rules import Rules
-from .common import outcome
+from .common import outcome, wilson
 from .encoding import Encoder, PlacesCodec
 from .policy import Policy, action_inputs, action_size, choose
 
@@ -102,17 +106,6 @@ def play(
     return outcome(game)[seat], taken
 
 
-def wilson(wins: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion (as ``lab/stats.py``)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * float(np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def evaluate(
     policy: Policy, opponent: str, games: int, seed: int = 10_000
 ) -> tuple[float, float, float]:
@@ -127,8 +120,20 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:2] == ["--method", "afterstate"] or args_in[:1] == ["--method=afterstate"]:
+        from . import afterstate  # the stronger recipe (its module doc)
+
+        return afterstate.main(args_in[1 if args_in[0].startswith("--method=") else 2 :])
     ap = argparse.ArgumentParser(
         prog="python -m donutbox.envs.train", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument(
+        "--method",
+        choices=("policy", "afterstate"),
+        default="policy",
+        help="policy: this module's; afterstate: python -m donutbox.envs.afterstate "
+        "(give --method afterstate first, then its options)",
     )
     ap.add_argument("--teacher", default="heuristic")
     ap.add_argument("--teacher-games", type=int, default=200)
@@ -140,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="save the policy (.npz)")
-    args = ap.parse_args(argv)
+    args = ap.parse_args(args_in)
+    if args.method == "afterstate":
+        print("python -m donutbox.envs.train: give --method afterstate first", file=sys.stderr)
+        return 2
     for name in ("teacher_games", "rl_games", "eval_games", "eval_every", "hidden"):
         if not 0 <= getattr(args, name) <= 1_000_000:
             print(f"--{name.replace('_', '-')} must be from 0 to 1000000", file=sys.stderr)
