@@ -1,0 +1,7 @@
+"""``python -m donutbox.cli``: the ``donutbox`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
