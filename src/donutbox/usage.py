@@ -1,11 +1,10 @@
 """What every command of the command line shares: its error, reading a
 record, and making text safe for a terminal.
 
-``python -m donutbox.cli`` runs the command as ``__main__`` while other
-modules (``render/commands.py``) need these helpers: two copies of ``cli``,
-two different ``UsageError`` classes, and an error raised through one would
-not be caught by the other.  Defined here, there is one class, and
-``render/commands.py`` does not import ``cli`` (no import cycle).
+Other modules than the ``cli`` package need these helpers
+(``render/commands.py`` adds the ``print`` and ``render`` commands to the
+parser): defined here, they share one ``UsageError`` class with ``cli``
+without importing it (no import cycle).
 
 Importing this module is cheap: the standard library and the core only.
 """

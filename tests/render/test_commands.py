@@ -1,8 +1,9 @@
 """``donutbox print`` and ``donutbox render`` through the real ``main``:
 exit statuses, one-line messages, files written whole or not at all.
 
-Until cli.py registers the commands itself, ``build_parser`` is wrapped here
-to add them with ``add_commands`` (once registered, the wrapper adds nothing).
+``build_parser`` is wrapped here to add the commands with ``add_commands``
+if the parser does not have them (``cli/parser.py`` registers them: the
+wrapper then adds nothing).
 """
 
 from __future__ import annotations
