@@ -266,7 +266,14 @@ def test_opening_games_keeps_one_socket_each_and_closes_the_replay(
     assert page.is_hidden("#replay") and page.locator("#tray .card").count() == 4
     assert page.evaluate("window.donutbox.state.legal.length") > 0
     # Opening the same game again from the list keeps its socket: no new
-    # connection, and none every 1.5 seconds after.
+    # connection, and none every 1.5 seconds after.  (The page connects
+    # after it has drawn the state: counted once the game's socket is
+    # there, so a slow machine cannot count before it.)
+    for _ in range(100):
+        if any(live["id"] in url for url in sockets):
+            break
+        page.wait_for_timeout(100)  # type: ignore[attr-defined]
+    assert any(live["id"] in url for url in sockets), sockets
     opened = len(sockets)
     page.click("#btn-games")
     page.click("#saved-list button:has-text('Lia vs Max')")
