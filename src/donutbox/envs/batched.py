@@ -40,6 +40,7 @@ from .encoding import (
     Encoder,
     PlacesCodec,
     Turn,
+    box_rows,
 )
 
 _COL: int = STRIDE - 1  # a packed cell's column bits (row: ``>> 22``)
@@ -273,21 +274,7 @@ class BatchWriter:
                 p_keys += keys
                 self._around[i].pairs(counter, places, me, r_count, r_index, run_numbers)
             if turn.boxes:
-                runs = counter.runs
-                run_of = counter.run_of
-                seats = [(me + k) % n_players for k in range(n_players)]
-                values: list[float] = []
-                for first in turn.boxes:
-                    run = runs[run_of[first]]
-                    held = run.held
-                    values += (
-                        1.0,
-                        ((first >> 22) - offr) / w,
-                        ((first & _COL) - offc) / w,
-                        len(run.cells) / 10,
-                        1.0 if run.rolls else 0.0,
-                    )
-                    values += [held[p] / 10 for p in seats]
+                values = box_rows(counter, turn.boxes, me, n_players, offr, offc, w)
                 at = i * size + box_start
                 o_at += range(at, at + len(values))
                 o_val += values

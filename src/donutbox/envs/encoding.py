@@ -592,6 +592,31 @@ def box_features(players: int) -> int:
     return 5 + players
 
 
+def box_rows(
+    counter: Counter, boxes: Sequence[int], me: int, players: int, offr: int, offc: int, w: int
+) -> list[float]:
+    """The ``boxes`` rows of the candidate boxes (each given by its first
+    packed cell), laid out as ``box_features`` says, one after the other;
+    ``offr``/``offc`` are the view's corner and ``w`` its width."""
+    runs = counter.runs
+    run_of = counter.run_of
+    seats = [(me + k) % players for k in range(players)]
+    col = STRIDE - 1
+    values: list[float] = []
+    for first in boxes:
+        run = runs[run_of[first]]
+        held = run.held
+        values += (
+            1.0,
+            ((first >> 22) - offr) / w,
+            ((first & col) - offc) / w,
+            len(run.cells) / 10,
+            1.0 if run.rolls else 0.0,
+        )
+        values += [held[p] / 10 for p in seats]
+    return values
+
+
 #: The observations of the ``places`` encoding (module doc).
 OBSERVATIONS: Final = ("compact", "board")
 
@@ -928,20 +953,7 @@ class CentredEncoder:
         if ones and drawn:
             flat[ones] = 1.0
         if turn.boxes:
-            run_of = counter.run_of
-            seats = [(me + k) % n for k in range(n)]
-            values: list[float] = []
-            for first in turn.boxes:
-                run = runs[run_of[first]]
-                held = run.held
-                values += (
-                    1.0,
-                    ((first >> 22) - offr) / w,
-                    ((first & mask) - offc) / w,
-                    len(run.cells) / 10,
-                    1.0 if run.rolls else 0.0,
-                )
-                values += [held[p] / 10 for p in seats]
+            values = box_rows(counter, turn.boxes, me, n, offr, offc, w)
             table = obs[layout.slices["boxes"]]
             table[: len(values)] = values
         return lost
