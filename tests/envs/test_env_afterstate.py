@@ -53,6 +53,41 @@ def test_the_gradient_matches_finite_differences(recorded: list) -> None:
             assert grads[name][at] == pytest.approx(numeric, rel=1e-4, abs=1e-8), name
 
 
+def test_the_within_turn_gradient_matches_finite_differences(recorded: list) -> None:
+    net = ValueNet(place_hidden=5, box_hidden=4, hidden=6, seed=2)
+    x = batch([s for s, _ in recorded[10:19]])
+    y = np.array([t for _, t in recorded[10:19]])
+    groups = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    _, grads = net.loss_grad(x, y, groups, within=3.0)
+    rng = np.random.default_rng(1)
+    for name, p in net.params.items():
+        for flat in rng.choice(p.size, size=min(3, p.size), replace=False):
+            at = np.unravel_index(flat, p.shape)
+            old = p[at]
+            p[at] = old + 1e-5
+            up, _ = net.loss_grad(x, y, groups, within=3.0)
+            p[at] = old - 1e-5
+            down, _ = net.loss_grad(x, y, groups, within=3.0)
+            p[at] = old
+            numeric = (up - down) / 2e-5
+            assert grads[name][at] == pytest.approx(numeric, rel=1e-4, abs=1e-8), name
+
+
+def test_the_within_turn_loss_ignores_what_a_turns_moves_share(recorded: list) -> None:
+    # by hand: errors of 1, 3 (group 0) and -2 (group 1) have group means
+    # 2 and -2, so the centred errors are -1, 1, 0 and their loss is
+    # (1 + 1 + 0) / 3 / 2 = 1/3; the plain loss is (1 + 9 + 4) / 3 / 2 = 7/3
+    net = ValueNet(seed=3)
+    x = batch([s for s, _ in recorded[:3]])
+    y = net.value(x)
+    targets = y - np.array([1.0, 3.0, -2.0])
+    groups = np.array([0, 0, 1])
+    plain, _ = net.loss_grad(x, targets)
+    both, _ = net.loss_grad(x, targets, groups, within=2.0)
+    assert plain == pytest.approx(7 / 3)
+    assert both == pytest.approx(7 / 3 + 2 / 3)
+
+
 def test_the_values_do_not_depend_on_the_other_players_hidden_cards() -> None:
     game = _position()
     me = game.to_move

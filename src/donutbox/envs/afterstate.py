@@ -1,7 +1,7 @@
 """A learned baseline: an afterstate value network, TD-Gammon style, in numpy.
 
-    python -m donutbox.envs.afterstate [--cpu-minutes 60] [--out value.npz]
-        [--log curve.txt] [--eval-every 10] [--eval-deals 20]
+    python -m donutbox.envs.afterstate [--target teacher|outcome] [--jobs 2]
+        [--cpu-minutes 60] [--out value.npz] [--eval-every 10] [--eval-deals 20]
     python -m donutbox.envs.afterstate --evaluate value.npz --deals 100
         [--opponent heuristic]
 
@@ -13,22 +13,34 @@ encoder from its own seat (``CentredEncoder.encode_game``: the counter, its
 own tray and public counts - never another tray or a pile's order).  It
 plays the move whose observation the value network (``valuenet.py``) values
 most; a move that ends the game is valued by its final score difference.
-No move features, no call into ``ai/evaluate.py``.
+No move features: the agent calls nothing of ``ai/``.
 
-**Learning.**  Rounds of: play ``--games`` games, keep every mover's
-observation after each of its moves with the game's final score difference
-from that mover's side (tens of points) as its target, and fit the network
-to the kept observations (the last ``--buffer``) by mean squared error
-(Adam, ``--steps`` minibatches of ``--batch``).  The games are ``--teacher``
-(default ``heuristic``) against itself with a ``--explore`` share of
-uniformly random moves (so the network also sees bad moves' results), and
-a ``--self-share`` of games with the learner itself (``--explore``-greedy)
-against the teacher, so that it learns what its own choices lead to.
+**Learning** is in rounds: play ``--games`` games, keep labelled
+observations, fit the network to the kept ones by Adam (``--steps``
+minibatches).  The games are ``--teacher`` (default ``heuristic``) against
+itself with a ``--explore`` share of uniformly random moves (so the network
+also sees bad moves' results), and a ``--self-share`` of games with the
+learner itself (``--explore``-greedy) against the teacher, so that it
+learns what its own choices lead to.  What a kept observation learns is
+``--target``:
 
-Every ``--eval-every`` CPU minutes it plays ``--eval-deals`` paired deals
-(each deal from both seats) against ``--opponent`` and prints the win rate
+- ``teacher`` (the default; ``teacher.py``): at every turn, the mover's
+  afterstate observations of ``--top`` moves of the one-ply ranking,
+  ``--extra`` random ones and the ``--student`` moves the learner values
+  most, each with its two-ply value (the heuristic's reply played, the
+  position valued); a minibatch is turns (``--batch`` observations in all),
+  and the loss adds ``--within`` times the loss of the errors less their
+  turn's mean, which is what tells a turn's moves apart.  The games are
+  played and labelled on ``--jobs`` processes while the network fits.
+- ``outcome``: every mover's observation after each of its moves, with the
+  game's final score difference from its side (tens of points); minibatches
+  of ``--batch``, mean squared error.  One process.
+
+Both keep the last ``--buffer`` observations.  Every ``--eval-every`` CPU
+minutes (of every process) it plays ``--eval-deals`` paired deals (each
+deal from both seats) against ``--opponent`` and prints the win rate
 (shared wins count half) with its 95% Wilson interval: the learning curve.
-It runs on one core (``OMP_NUM_THREADS=1``); ``nice -n 10`` it on a shared
+Numpy runs on one thread (``OMP_NUM_THREADS=1``); ``nice`` it on a shared
 machine.  Two players, default rules.
 """
 
@@ -40,7 +52,9 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -52,7 +66,10 @@ from ..core.rules import Rules
 from ..core.worlds import sample_world
 from .common import wilson
 from .encoding import CentredEncoder, Encoder
+from .teacher import GameOrder, Generator, Turn
 from .valuenet import Sample, ValueNet, batch, cut
+
+T = TypeVar("T")
 
 #: The shipped network (``make_agent("learned")``).
 SHIPPED = Path(__file__).with_name("data") / "afterstate.npz"
@@ -126,7 +143,7 @@ def make(path: str | None = None) -> AfterstateAgent:
     return AfterstateAgent(ValueNet.load(str(SHIPPED if path is None else path)))
 
 
-class _Exploring:
+class Exploring:
     """An agent that plays a random move with probability ``explore``."""
 
     def __init__(self, agent: Agent, explore: float) -> None:
@@ -190,6 +207,28 @@ def evaluate(agent: Agent, opponent: str, deals: int, seed: int = 500_000) -> Sc
     return Score(wins, 2 * deals)
 
 
+def _evaluate_share(job: tuple[str, str, int, int]) -> tuple[float, float]:
+    """Deals ``first`` to ``first + count - 1`` of ``evaluate`` for the network
+    at ``path``: the wins and the CPU seconds (this process's)."""
+    path, opponent, first, count = job
+    t0 = time.process_time()
+    score = evaluate(AfterstateAgent(ValueNet.load(path)), opponent, count, 500_000 + first)
+    return score.wins, time.process_time() - t0
+
+
+def evaluate_file(path: str, opponent: str, deals: int, jobs: int) -> tuple[Score, float]:
+    """``evaluate`` of the network at ``path`` (the same deals and draws),
+    on ``jobs`` processes; the score and the CPU seconds of all of them."""
+    shares = [(path, opponent, k * deals // jobs, (k + 1) * deals // jobs) for k in range(jobs)]
+    work = [(p, o, a, b - a) for p, o, a, b in shares if b > a]
+    if jobs == 1:
+        results = [_evaluate_share(w) for w in work]
+    else:
+        with get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_evaluate_share, work, chunksize=1)
+    return Score(sum(w for w, _ in results), 2 * deals), sum(c for _, c in results)
+
+
 def fit(
     net: ValueNet,
     data: Sequence[tuple[Sample, float]],
@@ -209,6 +248,35 @@ def fit(
     return total / max(1, steps)
 
 
+def fit_turns(
+    net: ValueNet,
+    turns: Sequence[Sequence[tuple[Sample, float]]],
+    steps: int,
+    size: int,
+    lr: float,
+    within: float,
+    rng: np.random.Generator,
+) -> float:
+    """``steps`` Adam steps, each on ``size`` random turns with all their
+    labelled moves, with the within-turn loss weighed ``within``
+    (``ValueNet.loss_grad``); the mean loss."""
+    total = 0.0
+    for _ in range(steps):
+        pick = rng.integers(0, len(turns), size=min(size, len(turns)))
+        samples: list[Sample] = []
+        targets: list[float] = []
+        groups: list[int] = []
+        for g, i in enumerate(pick):
+            for sample, target in turns[i]:
+                samples.append(sample)
+                targets.append(target)
+                groups.append(g)
+        loss, grads = net.loss_grad(batch(samples), np.array(targets), np.array(groups), within)
+        net.step(grads, lr)
+        total += loss
+    return total / max(1, steps)
+
+
 def _bounded(args: argparse.Namespace, names: Sequence[str], top: float) -> str | None:
     for name in names:
         value = getattr(args, name)
@@ -217,17 +285,62 @@ def _bounded(args: argparse.Namespace, names: Sequence[str], top: float) -> str 
     return None
 
 
+class _Buffer(Generic[T]):
+    """The last ``size`` items, a ring."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self.items: list[T] = []
+        self._at = 0
+
+    def add(self, kept: T) -> None:
+        if len(self.items) < self.size:
+            self.items.append(kept)
+        else:
+            self.items[self._at] = kept
+            self._at = (self._at + 1) % self.size
+
+
+def _seats(learner_plays: bool, games: int) -> tuple[str, str]:
+    """Who plays a recorded game: the behaviour agent twice, or the learner
+    against it (the learner's seat alternates)."""
+    if not learner_plays:
+        return ("behaviour", "behaviour")
+    return ("net", "behaviour") if games % 2 == 0 else ("behaviour", "net")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m donutbox.envs.afterstate", description=__doc__.splitlines()[0]
     )
     ap.add_argument("--cpu-minutes", type=float, default=60.0, help="training budget")
+    ap.add_argument(
+        "--target",
+        choices=("teacher", "outcome"),
+        default="teacher",
+        help="what a kept observation learns: the two-ply teacher's value (teacher.py) "
+        "or the game's final score difference",
+    )
+    ap.add_argument(
+        "--jobs", type=int, default=1, help="processes playing games (teacher, --evaluate)"
+    )
+    ap.add_argument("--top", type=int, default=6, help="best moves labelled a turn (teacher)")
+    ap.add_argument("--extra", type=int, default=2, help="random moves labelled a turn (teacher)")
+    ap.add_argument(
+        "--student", type=int, default=2, help="moves the learner values most, labelled (teacher)"
+    )
+    ap.add_argument(
+        "--within",
+        type=float,
+        default=4.0,
+        help="weight of the within-turn loss (teacher; valuenet.ValueNet.loss_grad)",
+    )
     ap.add_argument("--games", type=int, default=20, help="games a round")
     ap.add_argument("--steps", type=int, default=40, help="minibatches a round")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--buffer", type=int, default=200_000, help="observations kept")
-    ap.add_argument("--teacher", default="heuristic")
+    ap.add_argument("--teacher", default="heuristic", help="the agent playing the recorded games")
     ap.add_argument("--explore", type=float, default=0.05)
     ap.add_argument("--self-share", type=float, default=0.25)
     ap.add_argument("--opponent", default="heuristic")
@@ -239,13 +352,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--evaluate", metavar="NPZ", default=None, help="only evaluate this network")
     ap.add_argument("--deals", type=int, default=100, help="paired deals of --evaluate")
     args = ap.parse_args(argv)
-    problem = _bounded(
-        args, ("games", "steps", "batch", "buffer", "eval_deals", "deals"), 1_000_000
-    ) or _bounded(args, ("explore", "self_share"), 1.0)
+    problem = (
+        _bounded(args, ("games", "steps", "batch", "buffer", "eval_deals", "deals"), 1_000_000)
+        or _bounded(args, ("explore", "self_share"), 1.0)
+        or _bounded(args, ("top", "extra", "student", "within"), 1_000)
+        or _bounded(args, ("jobs",), 64)
+    )
     if problem is None and not 0 < args.cpu_minutes <= 10_000:
         problem = "--cpu-minutes must be above 0 and at most 10000"
     if problem is None and not 0 < args.eval_every <= 10_000:
         problem = "--eval-every must be above 0 and at most 10000"
+    if problem is None and args.jobs < 1:
+        problem = "--jobs must be from 1 to 64"
+    if problem is None and args.top + args.extra + args.student < 1:
+        problem = "--top and --extra label no move"
     if problem is not None:
         print(f"python -m donutbox.envs.afterstate: {problem}", file=sys.stderr)
         return 2
@@ -259,63 +379,127 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m donutbox.envs.afterstate: {err}", file=sys.stderr)
         return 2
     if args.evaluate:
-        assert start_net is not None
-        t0 = time.process_time()
-        score = evaluate(AfterstateAgent(start_net), args.opponent, args.deals)
-        cpu = (time.process_time() - t0) / 60
-        print(f"{args.evaluate} vs {args.opponent}: {score.text()}  ({cpu:.1f} CPU min)")
+        score, cpu = evaluate_file(args.evaluate, args.opponent, args.deals, args.jobs)
+        print(f"{args.evaluate} vs {args.opponent}: {score.text()}  ({cpu / 60:.1f} CPU min)")
         return 0
     net = start_net or ValueNet(seed=args.seed)
+    train = _teacher_rounds if args.target == "teacher" else _outcome_rounds
+    train(net, args)
+    return 0
+
+
+def _report(
+    net: ValueNet, args: argparse.Namespace, done: str, eval_cpu: float, loss: float
+) -> float:
+    """Evaluate ``net``, print the curve's line (``done``: the training so
+    far) and save the network; the evaluation CPU seconds, ``eval_cpu`` included."""
+    t0 = time.process_time()
+    score = evaluate(AfterstateAgent(net), args.opponent, args.eval_deals)
+    eval_cpu += time.process_time() - t0
+    print(f"{done} {eval_cpu / 60:6.1f} {loss:.4f} {score.text()}", flush=True)
+    if args.out:
+        net.save(args.out)
+    return eval_cpu
+
+
+def _header(args: argparse.Namespace) -> None:
+    print(
+        "round games observations train_cpu_min eval_cpu_min loss "
+        f"vs_{args.opponent} (95% Wilson) games",
+        flush=True,
+    )
+
+
+def _outcome_rounds(net: ValueNet, args: argparse.Namespace) -> None:
+    """``--target outcome``: learn the final score difference (module doc)."""
     learner = AfterstateAgent(net, explore=args.explore)
-    teacher = _Exploring(make_agent(args.teacher), args.explore)
-    data: list[tuple[Sample, float]] = []  # a ring of the last --buffer
-    at = 0
+    teacher = Exploring(make_agent(args.teacher), args.explore)
+    data: _Buffer[tuple[Sample, float]] = _Buffer(args.buffer)
     rng = np.random.default_rng(args.seed)
     pick = random.Random(args.seed)
     train_cpu = eval_cpu = 0.0
     games = rounds = 0
     loss = float("nan")
     next_eval = 0.0
-    print(
-        "round games observations train_cpu_min eval_cpu_min loss "
-        f"vs_{args.opponent} (95% Wilson) games",
-        flush=True,
-    )
+    _header(args)
     while True:
         if train_cpu / 60 >= next_eval or train_cpu / 60 >= args.cpu_minutes:
-            t0 = time.process_time()
-            score = evaluate(AfterstateAgent(net), args.opponent, args.eval_deals)
-            eval_cpu += time.process_time() - t0
-            print(
-                f"{rounds:5d} {games:7d} {len(data):7d} {train_cpu / 60:7.1f} "
-                f"{eval_cpu / 60:6.1f} {loss:.4f} {score.text()}",
-                flush=True,
-            )
-            if args.out:
-                net.save(args.out)
+            done = f"{rounds:5d} {games:7d} {len(data.items):7d} {train_cpu / 60:7.1f}"
+            eval_cpu = _report(net, args, done, eval_cpu, loss)
             next_eval += args.eval_every
             if train_cpu / 60 >= args.cpu_minutes:
                 break
         t0 = time.process_time()
         for _ in range(args.games):
             seed = 1_000_000 + args.seed * 10_000_000 + games
-            if rounds and pick.random() < args.self_share:
-                seats: list[Agent] = [learner, teacher]
-                if games % 2:
-                    seats.reverse()
-            else:
-                seats = [teacher, teacher]
+            learner_plays = bool(rounds) and pick.random() < args.self_share
+            seats = [learner if s == "net" else teacher for s in _seats(learner_plays, games)]
             for kept in record_game(seats, seed):
-                if len(data) < args.buffer:
-                    data.append(kept)
-                else:
-                    data[at] = kept
-                    at = (at + 1) % args.buffer
+                data.add(kept)
             games += 1
-        loss = fit(net, data, args.steps, args.batch, args.lr, rng)
+        loss = fit(net, data.items, args.steps, args.batch, args.lr, rng)
         rounds += 1
         train_cpu += time.process_time() - t0
-    return 0
+
+
+def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
+    """``--target teacher``: learn the two-ply teacher's values (teacher.py).
+    The next round's games are played on ``--jobs`` processes while this one
+    fits; the budget counts every process's CPU time."""
+    per_turn = args.top + args.extra + args.student
+    data: _Buffer[Turn] = _Buffer(args.buffer // per_turn)
+    turns_a_batch = max(1, args.batch // per_turn)
+    rng = np.random.default_rng(args.seed)
+    pick = random.Random(args.seed)
+    generator = Generator(args.jobs)
+    train_cpu = eval_cpu = 0.0
+    games = rounds = 0
+    loss = float("nan")
+    next_eval = 0.0
+
+    def orders() -> list[GameOrder]:
+        nonlocal games
+        out = []
+        params = {k: v.copy() for k, v in net.params.items()}
+        for _ in range(args.games):
+            learner_plays = bool(rounds) and pick.random() < args.self_share
+            out.append(
+                GameOrder(
+                    seed=1_000_000 + args.seed * 10_000_000 + games,
+                    seats=_seats(learner_plays, games),
+                    behaviour=args.teacher,
+                    explore=args.explore,
+                    top=args.top,
+                    extra=args.extra,
+                    student=args.student,
+                    params=params if learner_plays or args.student else None,
+                )
+            )
+            games += 1
+        return out
+
+    _header(args)
+    pending = generator.start(orders())
+    try:
+        while True:
+            if train_cpu / 60 >= next_eval or train_cpu / 60 >= args.cpu_minutes:
+                kept = sum(len(t) for t in data.items)
+                done = f"{rounds:5d} {games:7d} {kept:7d} {train_cpu / 60:7.1f}"
+                eval_cpu = _report(net, args, done, eval_cpu, loss)
+                next_eval += args.eval_every
+                if train_cpu / 60 >= args.cpu_minutes:
+                    break
+            t0 = time.process_time()
+            for turns, cpu in pending.get():
+                for turn in turns:
+                    data.add(turn)
+                train_cpu += cpu
+            pending = generator.start(orders())
+            loss = fit_turns(net, data.items, args.steps, turns_a_batch, args.lr, args.within, rng)
+            rounds += 1
+            train_cpu += time.process_time() - t0
+    finally:
+        generator.close()
 
 
 if __name__ == "__main__":

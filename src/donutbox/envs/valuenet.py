@@ -181,14 +181,33 @@ class ValueNet:
         """The value of each sample (tens of points, the observer's side)."""
         return self._forward(x)[0]
 
-    def loss_grad(self, x: Batch, target: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
-        """Mean of ``(value - target)^2 / 2`` and its gradient (to descend)."""
+    def loss_grad(
+        self,
+        x: Batch,
+        target: np.ndarray,
+        groups: np.ndarray | None = None,
+        within: float = 0.0,
+    ) -> tuple[float, dict[str, np.ndarray]]:
+        """Mean of ``(value - target)^2 / 2`` and its gradient (to descend).
+
+        ``groups`` (a group number per sample: the moves of one position)
+        adds ``within`` times the same loss on the errors less their group's
+        mean: what tells the moves of a position apart, which is all that
+        choosing among them needs, weighs that much more than the level
+        they share."""
         P = self.params
         y, a = self._forward(x)
         err = y - target
         n = len(target)
         loss = float(0.5 * np.mean(err * err))
         dy = err / n
+        if groups is not None and within:
+            counts = np.bincount(groups)
+            centred = err - (np.bincount(groups, weights=err) / np.maximum(counts, 1))[groups]
+            loss += within * float(0.5 * np.mean(centred * centred))
+            # d/dy_i of sum_j centred_j^2 / 2 is centred_i: the group means
+            # of centred are 0
+            dy = dy + within * centred / n
         h1, h2, z = a["h1"], a["h2"], a["z"]
         g: dict[str, np.ndarray] = {"v": h2.T @ dy, "c": np.array([dy.sum()])}
         d2 = np.outer(dy, P["v"]) * (1 - h2 * h2)

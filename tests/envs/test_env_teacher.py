@@ -1,0 +1,169 @@
+"""The two-ply teacher of the afterstate learner (envs/teacher.py): what a
+label is, what it may read, and that games played on other processes give
+the same labels."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from donutbox.ai import make_agent
+from donutbox.ai.evaluate import margin
+from donutbox.core import Game
+from donutbox.envs import afterstate
+from donutbox.envs.afterstate import afterstate_values, observe
+from donutbox.envs.teacher import GameOrder, Generator, label_turn, play_and_label, two_ply_value
+from donutbox.envs.valuenet import Sample, ValueNet
+
+
+def _position(seed: int, plies: int) -> Game:
+    game = Game.new(seed=seed)
+    agent = make_agent("greedy")
+    rng = random.Random(seed)
+    for _ in range(plies):
+        p = game.to_move
+        assert p is not None
+        game.play(agent.choose(game.view(p), rng))
+    return game
+
+
+def _same(a: Sample, b: Sample) -> bool:
+    return (
+        np.array_equal(a.features, b.features)
+        and np.array_equal(a.places, b.places)
+        and np.array_equal(a.boxes, b.boxes)
+    )
+
+
+def test_a_label_is_the_margin_after_the_heuristics_reply() -> None:
+    game = _position(seed=4, plies=10)
+    me = game.to_move
+    assert me is not None
+    heuristic = make_agent("heuristic")
+    for move in game.legal_moves()[:5]:
+        sample, value = two_ply_value(game, me, move, heuristic, random.Random(3))
+        # by hand: play the move, let the other player answer as the
+        # heuristic does with the same random draws, value it with the
+        # reference evaluation (ai/evaluate.py), in tens of points
+        after = game.copy()
+        after.play(move)
+        assert sample is not None and _same(sample, observe(after, me))
+        other = after.to_move
+        assert other == 1 - me
+        after.play(heuristic.choose(after.view(other), random.Random(3)))
+        assert after.to_move == me
+        assert value == pytest.approx(margin(after, me) / 10.0, abs=1e-9)
+
+
+def test_a_move_that_ends_the_game_is_its_final_score_difference() -> None:
+    game = Game.new(seed=21)
+    greedy = make_agent("greedy")
+    rng = random.Random(21)
+    while True:
+        p = game.to_move
+        assert p is not None
+        ending = []
+        for move in game.legal_moves():
+            after = game.copy()
+            after.play(move)
+            if after.finished:
+                ending.append((move, after))
+        if ending:
+            break
+        game.play(greedy.choose(game.view(p), rng))
+    move, after = ending[0]
+    sample, value = two_ply_value(game, p, move, greedy, rng)
+    assert sample is None
+    assert value == (after.scores[p] - after.scores[1 - p]) / 10.0
+
+
+def test_the_inputs_do_not_depend_on_the_other_players_hidden_cards() -> None:
+    game = _position(seed=5, plies=12)
+    me = game.to_move
+    assert me is not None
+    other = 1 - me
+    changed = game.copy()
+    hidden = game.trays[other] + game.piles[other]
+    random.Random(9).shuffle(hidden)
+    size = len(game.trays[other])
+    changed.trays[other][:] = hidden[:size]
+    changed.piles[other][:] = hidden[size:]
+    assert changed.trays[other] != game.trays[other]
+    heuristic = make_agent("heuristic")
+    net = ValueNet(seed=1)
+    first = label_turn(game, heuristic, random.Random(2), 4, 2, net, 2)
+    second = label_turn(changed, heuristic, random.Random(2), 4, 2, net, 2)
+    assert len(first) == len(second) >= 6
+    assert all(_same(a, b) for (a, _), (b, _) in zip(first, second, strict=True))
+
+
+def test_the_moves_the_learner_values_most_are_labelled() -> None:
+    game = _position(seed=6, plies=14)
+    me = game.to_move
+    assert me is not None
+    net = ValueNet(seed=7)
+    moves = game.legal_moves()
+    values = afterstate_values(net, game, me, moves)
+    favourites = [moves[i] for i in np.argsort(-values)[:2]]
+    heuristic = make_agent("heuristic")
+    without = label_turn(game, heuristic, random.Random(1), 1, 0)
+    labels = label_turn(game, heuristic, random.Random(1), 1, 0, net, 2)
+    assert len(without) == 1
+    for move in favourites:
+        after = game.copy()
+        after.play(move)
+        assert any(_same(observe(after, me), s) for s, _ in labels)
+    assert 2 <= len(labels) <= 3  # the heuristic's best may be a favourite
+
+
+def test_games_on_other_processes_give_the_same_labels() -> None:
+    orders = [GameOrder(seed, ("behaviour", "behaviour"), "greedy", 0.1, 1, 1) for seed in (1, 2)]
+    here = [play_and_label(o) for o in orders]
+    generator = Generator(2)
+    try:
+        there = generator.start(orders).get()
+    finally:
+        generator.close()
+    for (mine, _), (theirs, cpu) in zip(here, there, strict=True):
+        assert cpu > 0.0  # another process's time, for the budget
+        assert len(mine) == len(theirs) > 20  # turns with two labels or more
+        for turn, other in zip(mine, theirs, strict=True):
+            assert len(turn) == len(other) == 2  # the best and one other
+            for (a, va), (b, vb) in zip(turn, other, strict=True):
+                assert _same(a, b) and va == vb
+    # in this process the time is this process's own: reported as none
+    assert all(cpu == 0.0 for _, cpu in Generator(1).start(orders[:1]).get())
+
+
+def test_an_evaluation_on_two_processes_plays_the_same_games(tmp_path: Path) -> None:
+    path = tmp_path / "v.npz"
+    ValueNet(seed=8).save(str(path))
+    one, _ = afterstate.evaluate_file(str(path), "greedy", 3, 1)
+    two, cpu = afterstate.evaluate_file(str(path), "greedy", 3, 2)
+    direct = afterstate.evaluate(afterstate.make(str(path)), "greedy", 3)
+    assert one.games == two.games == direct.games == 6
+    assert one.wins == two.wins == direct.wins
+    assert cpu > 0.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["--jobs", "0"], "--jobs must be from 1 to 64"),
+        (["--top", "0", "--extra", "0", "--student", "0"], "label no move"),
+        (["--target", "luck"], "invalid choice"),
+    ],
+)
+def test_bad_teacher_options_get_one_line(
+    argv: list[str], reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if argv[0] == "--target":  # argparse's own refusal: usage and the reason
+        with pytest.raises(SystemExit):
+            afterstate.main(argv)
+    else:
+        assert afterstate.main(argv) == 2
+    err = capsys.readouterr().err
+    assert reason in err
