@@ -90,7 +90,9 @@ def test_a_player_who_twice_never_arrives_has_rated_play_paused(app, monkeypatch
     _arrive(app, game, tokens[0])
     record = _aborted(app, game)
     assert record.meta["aborted"] is True and record.meta["absent"] == [1]
-    # The first no-show is forgiven: both may queue (and leave the queue).
+    # The first no-show is forgiven: both may queue (and leave the queue),
+    # and the lobby shows no pause.
+    assert bob.get("/api/lobby").json()["rated_pause"] is None
     for p in (ann, bob):
         assert p.post("/api/lobby/queue", {"players": 2}).status_code == 200
         assert p.post("/api/lobby/queue/leave").status_code == 200
@@ -104,6 +106,12 @@ def test_a_player_who_twice_never_arrives_has_rated_play_paused(app, monkeypatch
     detail = r.json()["detail"]
     assert detail.startswith("rated: you did not arrive for 2 rated games you were paired for")
     assert "rated play opens again in 15 minutes" in detail or "in 14 minutes" in detail
+    # The lobby says so before he tries: the same reason, and when it ends
+    # (15 minutes after the no-show, which was moments ago).
+    pause = bob.get("/api/lobby").json()["rated_pause"]
+    assert pause["reason"] == detail
+    assert 14 * 60 - 30 < pause["until"] - time.time() <= 15 * 60
+    assert ann.get("/api/lobby").json()["rated_pause"] is None
     assert bob.post("/api/lobby/tables", {"players": 2}).status_code == 409
     assert not bob.get("/api/lobby").json()["queued"]  # nothing changed
     t = ann.post("/api/lobby/tables", {"players": 2}).json()

@@ -535,6 +535,19 @@ class Ratings:
             # (SQLite gives back naive UTC times)
             return [t if t.tzinfo else t.replace(tzinfo=UTC) for t in db.scalars(q) if t]
 
+    def rated_pause(self, user_id: int) -> dict[str, Any] | None:
+        """While the user's rated play is paused after repeated no-shows
+        (``no_shows.py``): when it opens again (Unix seconds) and the reason a
+        rated request is refused with; else None.  The lobby shows it before
+        the player tries."""
+        t = now()
+        times = self.no_shows(user_id, t - no_shows.WINDOW)
+        until = no_shows.paused_until(times, t)
+        reason = no_shows.refusal(times, t)
+        if until is None or reason is None:
+            return None
+        return {"until": until.timestamp(), "reason": reason}
+
     def rated_refusal(self, user_id: int) -> str | None:
         """Why this user may not start a rated game now (one line), or None:
         a real-time rated game still being played (abandonment), or rated

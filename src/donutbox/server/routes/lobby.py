@@ -151,12 +151,14 @@ async def lobby_state(
         private["rematches"] = await asyncio.to_thread(
             Rematches(c.ratings.engine).of_player, user.id
         )
+        private["rated_pause"] = await asyncio.to_thread(c.ratings.rated_pause, user.id)
         c.lobby.private_reads += 1
         if own is not None:
             own.version, own.private, own.games = version, private, games
     state = await c.lobby.state_for(user, shared, private)
     state["games"] = games
     state["rematches"] = private.get("rematches", [])
+    state["rated_pause"] = private.get("rated_pause")
     return state
 
 

@@ -171,21 +171,43 @@ function accountBar() {
 // redraws the lobby; a choice made just before must not be lost).
 const tableChoice = { players: "2", rated: true, takebacks: false, clock: "5+3" };
 
+// Rated play paused after repeated no-shows (server/ratings/no_shows.py):
+// the lobby says so before the player tries, and offers casual play only,
+// until the time the server gave (then it draws itself again).
+let pauseTimer = null;
+function ratedPause() {
+  const p = lobby && lobby.rated_pause;
+  if (!p || p.until * 1000 <= Date.now()) return null;
+  if (!pauseTimer) pauseTimer = setTimeout(() => { pauseTimer = null; render(); }, p.until * 1000 - Date.now() + 500);
+  return p;
+}
+const atTime = (seconds) => new Date(seconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
+function pauseNotice(p) {
+  const box = h("div", { id: "rated-pause", className: "pause-notice", role: "status" });
+  box.append(h("strong", {}, `Rated play is paused until ${atTime(p.until)}.`), document.createTextNode(" "),
+    h("span", {}, p.reason.replace(/^rated: /, "").replace(/^./, (c) => c.toUpperCase()) + ". Casual tables stay open."));
+  return box;
+}
+
 function tableForm() {
   const form = h("form", { id: "new-table" });
+  const paused = ratedPause();
   const rules = h("div", { className: "rule-fields" });
   ruleFields(rules, "table");
   const players = h("select", { name: "players", "aria-label": "players" });
   for (const n of [2, 3, 4]) players.append(h("option", { value: String(n) }, `${n} players`));
   players.value = tableChoice.players;
   const rated = h("input", { type: "checkbox", name: "rated" });
-  rated.checked = tableChoice.rated;
+  rated.checked = tableChoice.rated && !paused;
+  rated.disabled = !!paused;
   const takebacks = h("input", { type: "checkbox", name: "takebacks" });
   takebacks.checked = tableChoice.takebacks;
   const keep = () => Object.assign(tableChoice, { players: players.value, rated: rated.checked, takebacks: takebacks.checked, clock: clock.value });
+  const keepRated = () => { if (!paused) keep(); else Object.assign(tableChoice, { players: players.value, clock: clock.value }); };
   rated.addEventListener("change", () => { if (rated.checked) takebacks.checked = false; keep(); });
-  takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; keep(); });
-  players.addEventListener("change", () => keep());
+  takebacks.addEventListener("change", () => { if (takebacks.checked) rated.checked = false; keepRated(); });
+  players.addEventListener("change", () => keepRated());
   // Time controls as lichess offers them (minutes each + seconds a move);
   // a rated game always has one (the server gives 5 + 3 to one without),
   // and quick match pairs players of the same one.
@@ -195,13 +217,13 @@ function tableForm() {
   // Turn-based (docs/online.md): days per move, a reminder when it is your turn.
   for (const d of [1, 2, 3, 7]) clock.append(h("option", { value: `${d}d` }, `turn-based: ${d} day${d === 1 ? "" : "s"} a move`));
   clock.value = tableChoice.clock;
-  clock.addEventListener("change", () => keep());
+  clock.addEventListener("change", () => keepRated());
   const chosen = () => {
     if (clock.value.endsWith("d")) return { days: Number(clock.value.slice(0, -1)) };
     const [m, i] = clock.value ? clock.value.split("+").map(Number) : [0, 0];
     return m > 0 ? { minutes: m, increment: i } : null;
   };
-  const lr = h("label", { className: "field" }); lr.append(rated, document.createTextNode(" Rated (no takebacks)"));
+  const lr = h("label", { className: "field" }); lr.append(rated, document.createTextNode(paused ? ` Rated (paused until ${atTime(paused.until)})` : " Rated (no takebacks)"));
   const lt = h("label", { className: "field" }); lt.append(takebacks, document.createTextNode(" Takebacks (unrated)"));
   const lm = h("label", { className: "field" }, "Time control "); lm.append(clock);
   form.append(rules, players, lr, lt, lm);
@@ -223,7 +245,7 @@ function tableForm() {
       const c = chosen();
       try { const r = await call("/api/lobby/queue", c ? { ...body(), clock: c } : body()); if (r.game) showNotice("Matched: your game is starting…"); } catch (err) { showError(err.message); }
       poll();
-    }, { id: "btn-quick-match" }),
+    }, paused ? { id: "btn-quick-match", disabled: "", title: "Quick match is rated: paused" } : { id: "btn-quick-match" }),
   );
   form.append(row);
   return section("A new table", form);
@@ -260,6 +282,8 @@ async function refreshWaiting() {
 function lobbyView() {
   const parts = [];
   if (!lobby) return [h("p", {}, "Loading the lobby…")];
+  const paused = ratedPause();
+  if (paused) parts.push(pauseNotice(paused));
   if (waiting.length) parts.push(section("Waiting for your move", waitingItems("waiting-lobby")));
   if (lobby.games.length) {
     const ul = h("ul", { id: "my-games" });

@@ -85,6 +85,13 @@ class RematchOffer(Wire):
     offered: bool
 
 
+class RatedPause(Wire):
+    """Rated play paused after repeated no-shows (server/ratings/no_shows.py)."""
+
+    until: float = Field(description="when rated play opens again (Unix seconds)")
+    reason: str = Field(description="the one line a rated request is refused with")
+
+
 class LobbyState(Wire):
     me: str
     tables: list[LobbyTable]
@@ -95,3 +102,6 @@ class LobbyState(Wire):
     queued: LobbyQueued | None
     games: list[LobbyGame]
     rematches: list[RematchOffer] = Field(description="rematch offers of the player's games")
+    rated_pause: RatedPause | None = Field(
+        None, description="set while the player's rated play is paused (no-shows)"
+    )
