@@ -94,6 +94,15 @@ def test_review_fits_the_desktop_screen_and_the_moves_scroll_in_their_own_box(
     assert len(marked) >= 3, marked
     page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"])
     expect(page.locator("#analysis-graph")).to_be_visible()
+    # The end screen, before Replay, keeps to the screen too: the result,
+    # its buttons, the graph and the board's bottom all in the viewport.
+    expect(page.locator("#btn-replay")).to_be_visible()
+    m = _measure(page)
+    assert m["scroll"] <= m["inner"] + 1, m
+    assert _inside(m["graph"], 0, m["inner"]), m
+    assert m["board"]["bottom"] >= m["inner"] - 24, m
+    replay = page.locator("#btn-replay").bounding_box()
+    assert replay is not None and replay["y"] + replay["height"] <= m["inner"]
     page.click("#btn-replay")
     expect(page.locator("#rp-ply")).to_have_text(f"move 0 of {n}")
     page.locator("#rp-next").focus()

@@ -86,7 +86,7 @@ function render(why, before) {
   // The review (a finished game's replay): on a desktop the page keeps to
   // the viewport, the moves scrolling in their own box (style.css); set
   // before the board is drawn, which fits the counter to the board's size.
-  $("#play").classList.toggle("review", Boolean(store.replay));
+  $("#play").classList.toggle("review", Boolean(store.replay) || Boolean(s.finished));
   // A step of the replay refits the view too, when a card of the move shown
   // lies outside it (the view kept from the end can miss an early counter).
   const shown = store.replay ? `${s.id}:${store.replay.ply}` : null;
