@@ -26,8 +26,8 @@ learns what its own choices lead to.  What a kept observation learns is
 
 - ``teacher`` (the default; ``teacher.py``): at every turn, the mover's
   afterstate observations of ``--top`` moves of the one-ply ranking,
-  ``--extra`` random ones and the ``--student`` moves the learner values
-  most, each with its two-ply value (the heuristic's reply played, the
+  ``--extra`` random ones, every box-it and the ``--student`` moves the
+  learner values most, each with its two-ply value (the heuristic's reply played, the
   position valued); a minibatch is turns (``--batch`` observations in all),
   and the loss adds ``--within`` times the loss of the errors less their
   turn's mean, which is what tells a turn's moves apart.  The games are

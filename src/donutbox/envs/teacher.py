@@ -8,8 +8,9 @@ stage of heuristic self-play, while a move is worth a few points
 the trainer can afford because it sees the whole game:
 
 - at every turn of a recorded game, the mover's ``top`` best moves by the
-  one-ply ranking (``ai.simple.rank_moves``) and ``extra`` others drawn at
-  random are labelled;
+  one-ply ranking (``ai.simple.rank_moves``), ``extra`` others drawn at
+  random, every box-it and (given the learner's network) the ``student``
+  moves the learner values most are labelled;
 - a label is the mover's afterstate observation (what the learner will
   value when it acts) with a **two-ply value**: the move is played in the
   real game, the other player answers with the heuristic's reply from its
@@ -43,6 +44,7 @@ from ..ai.fasteval import fast_margin
 from ..ai.simple import rank_moves
 from ..core import Move
 from ..core.game import Game
+from ..core.moves import BOX
 from ..core.rules import Rules
 from .valuenet import Sample, ValueNet
 
@@ -103,6 +105,9 @@ def label_turn(
     ranked = [m for _, m in rank_moves(view, moves, rng)]
     rest = ranked[top:]
     chosen = ranked[:top] + rng.sample(rest, min(extra, len(rest)))
+    # every box-it too: a turn offers few, and a learner that never saw one
+    # valued took them when it should not have
+    chosen += [m for m in moves if m.kind == BOX and m not in chosen]
     if net is not None and student:
         # the afterstate observation is the mover's own: the real game
         # gives the same one as any world the mover could sample
