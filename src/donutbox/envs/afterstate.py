@@ -26,11 +26,12 @@ learns what its own choices lead to.  What a kept observation learns is
 
 - ``teacher`` (the default; ``teacher.py``): at every turn, the mover's
   afterstate observations of ``--top`` moves of the one-ply ranking,
-  ``--extra`` random ones, every box-it and the ``--student`` moves the
-  learner values most, each with its two-ply value (the heuristic's reply played, the
-  position valued); a minibatch is turns (``--batch`` observations in all),
-  and the loss adds ``--within`` times the loss of the errors less their
-  turn's mean, which is what tells a turn's moves apart.  The games are
+  ``--extra`` random ones, every box-it (``--no-box-its``: not) and the
+  ``--student`` moves the learner values most, each with its two-ply
+  value (the heuristic's reply played, the position valued); a minibatch
+  is turns (``--batch`` observations in all), and the loss adds
+  ``--within`` times the loss of the errors less their turn's mean, which
+  is what tells a turn's moves apart.  The games are
   played and labelled on ``--jobs`` processes while the network fits.
 - ``outcome``: every mover's observation after each of its moves, with the
   game's final score difference from its side (tens of points); minibatches
@@ -335,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
         default=4.0,
         help="weight of the within-turn loss (teacher; valuenet.ValueNet.loss_grad)",
     )
+    ap.add_argument(
+        "--box-its",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="label every box-it of a turn (teacher)",
+    )
     ap.add_argument("--games", type=int, default=20, help="games a round")
     ap.add_argument("--steps", type=int, default=40, help="minibatches a round")
     ap.add_argument("--batch", type=int, default=128)
@@ -472,6 +479,7 @@ def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
                     top=args.top,
                     extra=args.extra,
                     student=args.student,
+                    box_its=args.box_its,
                     params=params if learner_plays or args.student else None,
                 )
             )

@@ -90,6 +90,7 @@ def label_turn(
     extra: int,
     net: ValueNet | None = None,
     student: int = 0,
+    box_its: bool = True,
 ) -> list[Labelled]:
     """The labels of the mover's turn in ``game`` (module doc); with
     ``net``, also the ``student`` moves it values most, where its errors
@@ -105,9 +106,10 @@ def label_turn(
     ranked = [m for _, m in rank_moves(view, moves, rng)]
     rest = ranked[top:]
     chosen = ranked[:top] + rng.sample(rest, min(extra, len(rest)))
-    # every box-it too: a turn offers few, and a learner that never saw one
-    # valued took them when it should not have
-    chosen += [m for m in moves if m.kind == BOX and m not in chosen]
+    if box_its:
+        # every box-it too: a turn offers few, and a learner that never saw
+        # one valued took them when it should not have
+        chosen += [m for m in moves if m.kind == BOX and m not in chosen]
     if net is not None and student:
         # the afterstate observation is the mover's own: the real game
         # gives the same one as any world the mover could sample
@@ -137,6 +139,7 @@ class GameOrder:
     extra: int
     student: int = 0
     params: dict[str, np.ndarray] | None = None
+    box_its: bool = True
 
 
 def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
@@ -161,7 +164,9 @@ def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
     while not game.finished:
         seat = game.to_move
         assert seat is not None
-        turn = label_turn(game, reply, rng, order.top, order.extra, net, order.student)
+        turn = label_turn(
+            game, reply, rng, order.top, order.extra, net, order.student, order.box_its
+        )
         if len(turn) > 1:
             labels.append(turn)
         game.play(agents[seat].choose(game.view(seat), rng))
