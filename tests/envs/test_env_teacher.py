@@ -131,6 +131,8 @@ def test_every_box_it_is_labelled() -> None:
             break
     assert len(boxes) >= 2, "no position with two box-its in the seeds tried"
     labels = label_turn(game, heuristic, random.Random(1), 1, 0)
+    # without them: the heuristic's best move only
+    assert len(label_turn(game, heuristic, random.Random(1), 1, 0, box_its=False)) == 1
     for move in boxes:
         after = game.copy()
         after.play(move)
