@@ -46,6 +46,7 @@ from ..core import Move
 from ..core.game import Game
 from ..core.moves import BOX
 from ..core.rules import Rules
+from .valueagent import AfterstateAgent, Exploring, afterstate_values, observe
 from .valuenet import Sample, ValueNet
 
 if TYPE_CHECKING:
@@ -66,8 +67,6 @@ def two_ply_value(
 ) -> tuple[Sample | None, float]:
     """``seat``'s afterstate observation after ``move`` (None if the move
     ends the game) and its two-ply value (module doc)."""
-    from .afterstate import observe  # afterstate imports this module
-
     after = game.copy()
     after.play(move)
     if after.finished:
@@ -95,8 +94,6 @@ def label_turn(
     """The labels of the mover's turn in ``game`` (module doc); with
     ``net``, also the ``student`` moves it values most, where its errors
     decide what it plays."""
-    from .afterstate import afterstate_values
-
     seat = game.to_move
     assert seat is not None
     view = game.view(seat)
@@ -145,8 +142,6 @@ class GameOrder:
 def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
     """Play ``order``'s game, labelling every turn; each turn's labels (turns
     with fewer than two left out) and the CPU seconds spent (this process's)."""
-    from .afterstate import AfterstateAgent, Exploring
-
     t0 = time.process_time()
     behaviour = Exploring(make_agent(order.behaviour), order.explore)
     reply = make_agent("heuristic")
