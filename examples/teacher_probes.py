@@ -5,6 +5,7 @@ how the learner's choices compare with the heuristic's by its values.
     python examples/teacher_probes.py agent --worlds 4 --deals 30
     python examples/teacher_probes.py agent --oracle --deals 40
     python examples/teacher_probes.py regret value.npz --games 6
+    python examples/teacher_probes.py lookahead value.npz --width 6 --worlds 2 --deals 20 --jobs 2
 
 ``agent``: plays the argmax of the two-ply value over the heuristic's 8 best
 moves against ``heuristic`` on paired deals (those of ``--evaluate``),
@@ -14,12 +15,21 @@ trainer labels).  ``regret``: in games of the learner against
 ``heuristic``, each of the learner's turns: the two-ply value (real game)
 of the best of the heuristic's 6 best moves and the learner's choice, less
 that of the learner's choice, and the same for the heuristic's own choice.
+``lookahead``: the learner with a two-ply search on its own network,
+against ``heuristic`` on the paired deals of ``--evaluate``: its ``--width``
+best moves by the network are each played in ``--worlds`` worlds sampled
+from its view, the other player answers with the move the network values
+most from the other's side, and the position is valued by the network
+(by the final score difference if the game ends).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
+import time
+from multiprocessing import get_context
 
 import numpy as np
 
@@ -29,9 +39,10 @@ from donutbox.core import Move, PlayerView
 from donutbox.core.game import Game
 from donutbox.core.rules import Rules
 from donutbox.core.worlds import sample_world
-from donutbox.envs.afterstate import afterstate_values
+from donutbox.envs.afterstate import afterstate_values, evaluate
 from donutbox.envs.teacher import two_ply_value
-from donutbox.envs.valuenet import ValueNet
+from donutbox.envs.valueagent import final_lead, observe
+from donutbox.envs.valuenet import ValueNet, batch
 
 HEURISTIC = make_agent("heuristic")
 
@@ -101,6 +112,60 @@ def regret(path: str, games: int) -> None:
         print(f"  turns with regret > {q}: {share}")
 
 
+class Lookahead:
+    """The ``lookahead`` probe's agent (module doc)."""
+
+    name = "learned-lookahead"
+
+    def __init__(self, net: ValueNet, width: int, worlds: int) -> None:
+        self.net, self.width, self.worlds = net, width, worlds
+
+    def choose(self, view: PlayerView, rng: random.Random) -> Move:
+        moves = view.legal_moves()
+        if len(moves) == 1:
+            return moves[0]
+        me = view.player
+        first = sample_world(view, rng)
+        order = np.argsort(-afterstate_values(self.net, first, me, moves))[: self.width]
+        totals = np.zeros(len(order))
+        for w in range(self.worlds):
+            world = first if w == 0 else sample_world(view, rng)
+            for j, i in enumerate(order):
+                after = world.copy()
+                after.play(moves[i])
+                while not after.finished and after.to_move != me:
+                    other = after.to_move
+                    replies = after.legal_moves()
+                    values = afterstate_values(self.net, after, other, replies)
+                    after.play(replies[int(np.argmax(values))])
+                if after.finished:
+                    totals[j] += final_lead(after, me)
+                else:
+                    totals[j] += float(self.net.value(batch([observe(after, me)]))[0])
+        return moves[int(order[int(np.argmax(totals))])]
+
+
+def _lookahead_share(job: tuple[str, int, int, int, int]) -> tuple[float, float]:
+    path, width, worlds, first, count = job
+    t0 = time.process_time()
+    agent = Lookahead(ValueNet.load(path), width, worlds)
+    score = evaluate(agent, "heuristic", count, 500_000 + first)
+    return score.wins, time.process_time() - t0
+
+
+def lookahead(path: str, width: int, worlds: int, deals: int, jobs: int) -> None:
+    cuts = [k * deals // jobs for k in range(jobs + 1)]
+    work = [(path, width, worlds, a, b - a) for a, b in itertools.pairwise(cuts) if b > a]
+    with get_context("fork").Pool(len(work)) as pool:
+        results = pool.map(_lookahead_share, work)
+    wins = sum(w for w, _ in results)
+    cpu = sum(c for _, c in results)
+    print(
+        f"two-ply lookahead on the network (width {width}, {worlds} worlds): "
+        f"{wins:g} of {2 * deals} against heuristic ({cpu / 60:.1f} CPU min)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="probe", required=True)
@@ -111,9 +176,17 @@ def main() -> None:
     r = sub.add_parser("regret")
     r.add_argument("network")
     r.add_argument("--games", type=int, default=6)
+    look = sub.add_parser("lookahead")
+    look.add_argument("network")
+    look.add_argument("--width", type=int, default=6)
+    look.add_argument("--worlds", type=int, default=2)
+    look.add_argument("--deals", type=int, default=20)
+    look.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     if args.probe == "agent":
         agent(args.deals, 0 if args.oracle else max(1, args.worlds))
+    elif args.probe == "lookahead":
+        lookahead(args.network, args.width, args.worlds, args.deals, max(1, args.jobs))
     else:
         regret(args.network, args.games)
 

@@ -33,8 +33,10 @@ def recorded() -> list[tuple[afterstate.Sample, float]]:
     return record_game([greedy, greedy], seed=3)
 
 
-def test_the_gradient_matches_finite_differences(recorded: list) -> None:
-    net = ValueNet(place_hidden=6, box_hidden=5, hidden=7, seed=1)
+@pytest.mark.parametrize("rows", [1, 2])
+def test_the_gradient_matches_finite_differences(recorded: list, rows: int) -> None:
+    net = ValueNet(place_hidden=6, box_hidden=5, hidden=7, seed=1, row_layers=rows)
+    assert len(net.params) == (10 if rows == 1 else 14)
     x = batch([s for s, _ in recorded[20:30]])
     y = np.array([t for _, t in recorded[20:30]])
     assert x.boxes.shape[1] > 1 and x.places.shape[1] > 1  # both sets are exercised
@@ -53,8 +55,9 @@ def test_the_gradient_matches_finite_differences(recorded: list) -> None:
             assert grads[name][at] == pytest.approx(numeric, rel=1e-4, abs=1e-8), name
 
 
-def test_the_within_turn_gradient_matches_finite_differences(recorded: list) -> None:
-    net = ValueNet(place_hidden=5, box_hidden=4, hidden=6, seed=2)
+@pytest.mark.parametrize("rows", [1, 2])
+def test_the_within_turn_gradient_matches_finite_differences(recorded: list, rows: int) -> None:
+    net = ValueNet(place_hidden=5, box_hidden=4, hidden=6, seed=2, row_layers=rows)
     x = batch([s for s, _ in recorded[10:19]])
     y = np.array([t for _, t in recorded[10:19]])
     groups = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
@@ -141,12 +144,17 @@ def test_fitting_lowers_the_loss_on_a_fixed_dataset(recorded: list) -> None:
     assert after < 0.5 * before
 
 
-def test_a_saved_network_loads_with_the_same_values(tmp_path: Path, recorded: list) -> None:
-    net = ValueNet(seed=5)
+@pytest.mark.parametrize("rows", [1, 2])
+def test_a_saved_network_loads_with_the_same_values(
+    tmp_path: Path, recorded: list, rows: int
+) -> None:
+    net = ValueNet(seed=5, row_layers=rows)
     path = tmp_path / "v.npz"
     net.save(str(path))
     x = batch([s for s, _ in recorded[:8]])
-    assert np.allclose(ValueNet.load(str(path)).value(x), net.value(x), atol=1e-5)
+    loaded = ValueNet.load(str(path))
+    assert loaded.row_layers == rows
+    assert np.allclose(loaded.value(x), net.value(x), atol=1e-5)
     np.savez(tmp_path / "other.npz", W=np.zeros(2))
     with pytest.raises(ValueError, match="not a value network"):
         ValueNet.load(str(tmp_path / "other.npz"))

@@ -12,10 +12,18 @@ import pytest
 
 from donutbox.ai import make_agent
 from donutbox.ai.evaluate import margin
+from donutbox.ai.mcts import MctsAgent
 from donutbox.core import Game
 from donutbox.envs import afterstate
 from donutbox.envs.afterstate import afterstate_values, observe
-from donutbox.envs.teacher import GameOrder, Generator, label_turn, play_and_label, two_ply_value
+from donutbox.envs.teacher import (
+    GameOrder,
+    Generator,
+    label_turn,
+    play_and_label,
+    search_labels,
+    two_ply_value,
+)
 from donutbox.envs.valuenet import Sample, ValueNet
 
 
@@ -36,6 +44,18 @@ def _same(a: Sample, b: Sample) -> bool:
         and np.array_equal(a.places, b.places)
         and np.array_equal(a.boxes, b.boxes)
     )
+
+
+def _hidden_changed(game: Game, other: int) -> Game:
+    """``game`` with ``other``'s tray and pile dealt again from the same cards."""
+    changed = game.copy()
+    hidden = game.trays[other] + game.piles[other]
+    random.Random(9).shuffle(hidden)
+    size = len(game.trays[other])
+    changed.trays[other][:] = hidden[:size]
+    changed.piles[other][:] = hidden[size:]
+    assert changed.trays[other] != game.trays[other]
+    return changed
 
 
 def test_a_label_is_the_margin_after_the_heuristics_reply() -> None:
@@ -84,14 +104,7 @@ def test_the_inputs_do_not_depend_on_the_other_players_hidden_cards() -> None:
     game = _position(seed=5, plies=12)
     me = game.to_move
     assert me is not None
-    other = 1 - me
-    changed = game.copy()
-    hidden = game.trays[other] + game.piles[other]
-    random.Random(9).shuffle(hidden)
-    size = len(game.trays[other])
-    changed.trays[other][:] = hidden[:size]
-    changed.piles[other][:] = hidden[size:]
-    assert changed.trays[other] != game.trays[other]
+    changed = _hidden_changed(game, 1 - me)
     heuristic = make_agent("heuristic")
     net = ValueNet(seed=1)
     first = label_turn(game, heuristic, random.Random(2), 4, 2, net, 2)
@@ -170,9 +183,44 @@ def test_an_evaluation_on_two_processes_plays_the_same_games(tmp_path: Path) -> 
     assert cpu > 0.0
 
 
+def _searcher() -> MctsAgent:
+    hard = make_agent("hard", iterations=60, seconds=None, stop_z=None)
+    assert isinstance(hard, MctsAgent)
+    return hard
+
+
+def test_search_labels_are_the_roots_values_as_margins() -> None:
+    game = _position(seed=6, plies=14)
+    me = game.to_move
+    assert me is not None
+    labels = search_labels(game, _searcher(), random.Random(4))
+    root = _searcher().search(game.view(me), random.Random(4))
+    assert len(labels) == len(root) > 1
+    for (sample, value), (move, _visits, mean) in zip(labels, root, strict=True):
+        after = game.copy()
+        after.play(move)
+        assert _same(sample, observe(after, me))
+        # by hand: the search squashes a margin m (points) into
+        # 1 / (1 + exp(-m / 20)); the label is m in tens of points
+        assert 1.0 / (1.0 + np.exp(-value * 10.0 / 20.0)) == pytest.approx(mean, abs=1e-9)
+
+
+def test_search_labels_do_not_read_the_other_players_hidden_cards() -> None:
+    game = _position(seed=7, plies=12)
+    me = game.to_move
+    assert me is not None
+    changed = _hidden_changed(game, 1 - me)
+    first = search_labels(game, _searcher(), random.Random(5))
+    second = search_labels(changed, _searcher(), random.Random(5))
+    assert len(first) == len(second) > 1
+    for (a, x), (b, y) in zip(first, second, strict=True):
+        assert _same(a, b) and x == y
+
+
 @pytest.mark.parametrize(
     ("argv", "reason"),
     [
+        (["--search-seconds", "0"], "--search-seconds must be above 0"),
         (["--jobs", "0"], "--jobs must be from 1 to 64"),
         (["--top", "0", "--extra", "0", "--student", "0"], "label no move"),
         (["--target", "luck"], "invalid choice"),

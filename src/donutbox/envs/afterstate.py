@@ -254,10 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-minutes", type=float, default=60.0, help="training budget")
     ap.add_argument(
         "--target",
-        choices=("teacher", "outcome"),
+        choices=("teacher", "search", "outcome"),
         default="teacher",
-        help="what a kept observation learns: the two-ply teacher's value (teacher.py) "
-        "or the game's final score difference",
+        help="what a kept observation learns: the two-ply teacher's value, hard's search "
+        "values (teacher.py) or the game's final score difference",
+    )
+    ap.add_argument(
+        "--search-seconds",
+        type=float,
+        default=0.5,
+        help="CPU-seconds of hard's search a labelled turn (--target search)",
     )
     ap.add_argument(
         "--jobs", type=int, default=1, help="processes playing games (teacher, --evaluate)"
@@ -291,6 +297,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-every", type=float, default=10.0, help="CPU minutes")
     ap.add_argument("--eval-deals", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--row-layers",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="layers of each place and box row before the sum (valuenet.py)",
+    )
     ap.add_argument("--init", default=None, help="start from this network (.npz)")
     ap.add_argument("--out", default=None, help="save the network (.npz) at every evaluation")
     ap.add_argument("--evaluate", metavar="NPZ", default=None, help="only evaluate this network")
@@ -306,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         problem = "--cpu-minutes must be above 0 and at most 10000"
     if problem is None and not 0 < args.eval_every <= 10_000:
         problem = "--eval-every must be above 0 and at most 10000"
+    if problem is None and not 0 < args.search_seconds <= 60:
+        problem = "--search-seconds must be above 0 and at most 60"
     if problem is None and args.jobs < 1:
         problem = "--jobs must be from 1 to 64"
     if problem is None and args.top + args.extra + args.student < 1:
@@ -326,8 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         score, cpu = evaluate_file(args.evaluate, args.opponent, args.deals, args.jobs)
         print(f"{args.evaluate} vs {args.opponent}: {score.text()}  ({cpu / 60:.1f} CPU min)")
         return 0
-    net = start_net or ValueNet(seed=args.seed)
-    train = _teacher_rounds if args.target == "teacher" else _outcome_rounds
+    net = start_net or ValueNet(seed=args.seed, row_layers=args.row_layers)
+    train = _outcome_rounds if args.target == "outcome" else _teacher_rounds
     train(net, args)
     return 0
 
@@ -387,10 +402,13 @@ def _outcome_rounds(net: ValueNet, args: argparse.Namespace) -> None:
 
 
 def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
-    """``--target teacher``: learn the two-ply teacher's values (teacher.py).
-    The next round's games are played on ``--jobs`` processes while this one
-    fits; the budget counts every process's CPU time."""
-    per_turn = args.top + args.extra + args.student
+    """``--target teacher`` or ``search``: learn the two-ply teacher's
+    values or the search's (teacher.py).  The next round's games are played
+    on ``--jobs`` processes while this one fits; the budget counts every
+    process's CPU time."""
+    search = args.search_seconds if args.target == "search" else 0.0
+    # the search labels its root's candidates (16 at most, ``root_width``)
+    per_turn = 16 if search else args.top + args.extra + args.student
     data: _Buffer[Turn] = _Buffer(args.buffer // per_turn)
     turns_a_batch = max(1, args.batch // per_turn)
     rng = np.random.default_rng(args.seed)
@@ -417,7 +435,8 @@ def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
                     extra=args.extra,
                     student=args.student,
                     box_its=args.box_its,
-                    params=params if learner_plays or args.student else None,
+                    params=params if learner_plays or (args.student and not search) else None,
+                    search=search,
                 )
             )
             games += 1

@@ -166,21 +166,10 @@ class ActionCodec:
         """
         kind = move.kind
         if kind == PLACE:
-            slot = _slot(move.face, tray)
-            if move.rot not in ROTATIONS:
-                raise ValueError(f"bad rotation {move.rot}")
-            if ROLL in move.face:
-                if move.lock not in FLAVOUR_INDEX:
-                    raise ValueError(f"{move}: a card with an R needs its lock written (=F)")
-                lock = FLAVOUR_INDEX[move.lock]
-            elif move.lock:
-                raise ValueError(f"{move}: only a card with an R locks")
-            else:
-                lock = 0
+            channel = card_channel(move, tray)
             pos = self.position_index(move.x, move.y)
             if pos is None:
                 raise OutsideWindow(f"{move} lies outside the {self.window}x{self.window} window")
-            channel = slot * CHOICES + ROTATIONS.index(move.rot) * 4 + lock
             return channel * self.positions + pos
         if kind == BOX:
             c = self.cell_index(move.x, move.y)
@@ -203,17 +192,9 @@ class ActionCodec:
         a = _index(action, self.size)
         if a < self.box_base:
             channel, pos = divmod(a, self.positions)
-            slot, choice = divmod(channel, CHOICES)
-            rot_index, lock = divmod(choice, 4)
-            face = _face(slot, tray)
-            if ROLL in face:
-                lock_letter = FLAVOURS[lock]
-            elif lock:
-                raise ValueError(f"action {a}: {face} has no R to lock")
-            else:
-                lock_letter = ""
+            face, rot, lock_letter = channel_card(channel, tray, a)
             x, y = self.position_xy(pos)
-            return Move(PLACE, face, x, y, ROTATIONS[rot_index], lock_letter)
+            return Move(PLACE, face, x, y, rot, lock_letter)
         if a < self.swap_base:
             j, i = divmod(a - self.box_base, self.window)
             return Move(BOX, "", self.lo + i, self.lo + j)
@@ -309,6 +290,39 @@ class ActionCodec:
 
 _ROT_INDEX: Final = {rot: i for i, rot in enumerate(ROTATIONS)}
 _LOCK_INDEX: Final = FLAVOUR_INDEX
+
+
+def card_channel(move: Move, tray: Sequence[str]) -> int:
+    """The channel of a placed card for a player holding ``tray``: its tray
+    slot, rotation and lock, ``slot * CHOICES + rotation * 4 + lock`` (both
+    encodings number placed cards so); ValueError naming why if the move
+    does not fit the tray (face not held, bad rotation, missing lock)."""
+    slot = _slot(move.face, tray)
+    if move.rot not in _ROT_INDEX:
+        raise ValueError(f"bad rotation {move.rot}")
+    if ROLL in move.face:
+        if move.lock not in FLAVOUR_INDEX:
+            raise ValueError(f"{move}: a card with an R needs its lock written (=F)")
+        lock = FLAVOUR_INDEX[move.lock]
+    elif move.lock:
+        raise ValueError(f"{move}: only a card with an R locks")
+    else:
+        lock = 0
+    return slot * CHOICES + _ROT_INDEX[move.rot] * 4 + lock
+
+
+def channel_card(channel: int, tray: Sequence[str], action: int) -> tuple[str, int, str]:
+    """The card, rotation and lock letter of ``channel`` (``card_channel``)
+    for a player holding ``tray``; ValueError naming ``action`` if the slot
+    is empty or a lock is asked of a card without an R."""
+    slot, choice = divmod(channel, CHOICES)
+    rot_index, lock = divmod(choice, 4)
+    face = _face(slot, tray)
+    if ROLL in face:
+        return face, ROTATIONS[rot_index], FLAVOURS[lock]
+    if lock:
+        raise ValueError(f"action {action}: {face} has no R to lock")
+    return face, ROTATIONS[rot_index], ""
 
 
 def _slot(face: str, tray: Sequence[str]) -> int:

@@ -60,7 +60,7 @@ from typing import Final
 
 import numpy as np
 
-from ..core.cards import FLAVOUR_INDEX, FLAVOURS, ROLL, ROTATIONS
+from ..core.cards import FLAVOUR_INDEX, ROTATIONS
 from ..core.counter import DELIVERED_BIT, FLAVOUR_BITS, OWNER_SHIFT, ROLL_BIT, Counter
 from ..core.game import Game
 from ..core.geometry import OFFSET, STRIDE
@@ -69,7 +69,14 @@ from ..core.moves import BOX, PASS, PLACE, SWAP, Move
 from ..core.policy import MatchRule
 from ..core.rules import GAME_INFO, Rules
 from ..core.view import PlayerView
-from .codec import ActionCodec, _face, _index, _slot  # one tray/index reading for both encodings
+from .codec import (  # one tray/index reading for both encodings
+    ActionCodec,
+    _face,
+    _index,
+    _slot,
+    card_channel,
+    channel_card,
+)
 from .compact import RUN_FEATURES, run_summaries
 from .observation import ObservationEncoder, ObservationLayout
 
@@ -259,21 +266,11 @@ class PlacesCodec:
         kind = move.kind
         tray = turn.tray
         if kind == PLACE:
-            slot = _slot(move.face, tray)
-            if move.rot not in _ROT_INDEX:
-                raise ValueError(f"bad rotation {move.rot}")
-            if ROLL in move.face:
-                if move.lock not in FLAVOUR_INDEX:
-                    raise ValueError(f"{move}: a card with an R needs its lock written (=F)")
-                lock = FLAVOUR_INDEX[move.lock]
-            elif move.lock:
-                raise ValueError(f"{move}: only a card with an R locks")
-            else:
-                lock = 0
+            channel = card_channel(move, tray)
             k = turn.place_index.get(_pack(move.x, move.y))
             if k is None:
                 raise ValueError(f"{move}: {move.x},{move.y} is not a candidate place")
-            return k * CHANNELS + slot * CHOICES + _ROT_INDEX[move.rot] * 4 + lock
+            return k * CHANNELS + channel
         if kind == BOX:
             b = turn.box_index.get(_pack(move.x, move.y))
             if b is None:
@@ -291,19 +288,11 @@ class PlacesCodec:
         tray = turn.tray
         if a < self.box_base:
             k, channel = divmod(a, CHANNELS)
-            slot, choice = divmod(channel, CHOICES)
-            rot_index, lock = divmod(choice, 4)
             if k >= len(turn.places):
                 raise ValueError(f"action {a}: there is no candidate place {k} now")
-            face = _face(slot, tray)
-            if ROLL in face:
-                lock_letter = FLAVOURS[lock]
-            elif lock:
-                raise ValueError(f"action {a}: {face} has no R to lock")
-            else:
-                lock_letter = ""
+            face, rot, lock_letter = channel_card(channel, tray, a)
             row, col = divmod(turn.places[k], STRIDE)
-            return Move(PLACE, face, col - OFFSET, row - OFFSET, ROTATIONS[rot_index], lock_letter)
+            return Move(PLACE, face, col - OFFSET, row - OFFSET, rot, lock_letter)
         if a < self.swap_base:
             b = a - self.box_base
             if b >= len(turn.boxes):

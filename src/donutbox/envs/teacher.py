@@ -19,6 +19,13 @@ the trainer can afford because it sees the whole game:
   (``ai.fasteval.fast_margin``), or by the final score difference if the
   game ends, in tens of points.
 
+``--target search`` labels instead with the root values of ``hard``'s
+search (``search_labels``): every candidate of its root, valued by the
+mean of its search over worlds sampled from the mover's own view (no
+privileged information), the mean (a winning value in 0..1) turned back
+into a margin in tens of points.  It costs about ``search`` CPU-seconds a
+turn.
+
 The learner reads only its own observation, so the most it can learn is
 the value's expectation over what it cannot see, as a teacher that samples
 many worlds would give.  The teacher is privileged, the student is not
@@ -29,6 +36,7 @@ Labelling costs about 20 ms a turn on one core, so games are generated on
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Sequence
@@ -41,6 +49,7 @@ import numpy as np
 from ..ai import make_agent
 from ..ai.base import Agent
 from ..ai.fasteval import fast_margin
+from ..ai.mcts import MARGIN_SCALE, MctsAgent
 from ..ai.simple import rank_moves
 from ..core import Move
 from ..core.game import Game
@@ -122,11 +131,40 @@ def label_turn(
     return out
 
 
+#: Search values are clipped to this distance from 0 and 1 before they are
+#: turned back into margins (``search_labels``): about 106 points.
+_CLIP = 0.005
+
+
+def search_labels(game: Game, searcher: MctsAgent, rng: random.Random) -> list[Labelled]:
+    """The labels of the mover's turn in ``game`` from ``searcher``'s root
+    candidates: each one's afterstate observation with its mean search
+    value ``p`` as a margin, ``MARGIN_SCALE * ln(p / (1 - p))`` points
+    (the inverse of the search's squashing), in tens of points; a move
+    that ends the game gets its final score difference."""
+    seat = game.to_move
+    assert seat is not None
+    view = game.view(seat)
+    if len(view.legal_moves()) < 2:
+        return []
+    out: list[Labelled] = []
+    for move, _visits, mean in searcher.search(view, rng):
+        after = game.copy()
+        after.play(move)
+        if after.finished:
+            continue  # the learner's agent scores these itself
+        p = min(max(mean, _CLIP), 1.0 - _CLIP)
+        out.append((observe(after, seat), MARGIN_SCALE * math.log(p / (1.0 - p)) / 10.0))
+    return out
+
+
 @dataclass(frozen=True)
 class GameOrder:
     """One game to play and label: its seed, who plays each seat (``None``:
     the behaviour agent; ``"net"``: the learner with ``params``), and the
-    labelling settings."""
+    labelling settings (``search``: label with ``hard``'s search of that
+    many CPU-seconds a turn, ``search_labels``, instead of the two-ply
+    values)."""
 
     seed: int
     seats: tuple[str, str]
@@ -137,6 +175,7 @@ class GameOrder:
     student: int = 0
     params: dict[str, np.ndarray] | None = None
     box_its: bool = True
+    search: float = 0.0
 
 
 def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
@@ -145,6 +184,11 @@ def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
     t0 = time.process_time()
     behaviour = Exploring(make_agent(order.behaviour), order.explore)
     reply = make_agent("heuristic")
+    searcher: MctsAgent | None = None
+    if order.search:
+        hard = make_agent("hard", seconds=order.search, clock="cpu")
+        assert isinstance(hard, MctsAgent)
+        searcher = hard
     net = None if order.params is None else ValueNet(params=order.params)
     agents: list[Agent] = []
     for who in order.seats:
@@ -159,9 +203,12 @@ def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
     while not game.finished:
         seat = game.to_move
         assert seat is not None
-        turn = label_turn(
-            game, reply, rng, order.top, order.extra, net, order.student, order.box_its
-        )
+        if searcher is not None:
+            turn = search_labels(game, searcher, rng)
+        else:
+            turn = label_turn(
+                game, reply, rng, order.top, order.extra, net, order.student, order.box_its
+            )
         if len(turn) > 1:
             labels.append(turn)
         game.play(agents[seat].choose(game.view(seat), rng))
@@ -202,4 +249,12 @@ class Generator:
             self._pool.join()
 
 
-__all__ = ["GameOrder", "Generator", "Turn", "label_turn", "play_and_label", "two_ply_value"]
+__all__ = [
+    "GameOrder",
+    "Generator",
+    "Turn",
+    "label_turn",
+    "play_and_label",
+    "search_labels",
+    "two_ply_value",
+]

@@ -10,10 +10,12 @@ out:
   observer and by the other player), another set;
 - the **features**: tray, scores, counts, phase.
 
-Each place row and each box row goes through its own small layer (with a
-few numbers of the position: cards left, Final Lap, score difference, who
-moves); the rows' outputs are summed (a set does not depend on the order of
-its rows), joined to the features and read by two hidden layers:
+Each place row and each box row goes through its own small layers (with
+a few numbers of the position: cards left, Final Lap, score difference, who
+moves): one tanh layer, or with ``row_layers=2`` two (``tanh(W' tanh(W x +
+b) + b')``, as DeepSets' per-element network); the rows' outputs are
+summed (a set does not depend on the order of its rows), joined to the
+features and read by two hidden layers:
 
     value = v . tanh(W2 tanh(W1 [features, sum places, sum boxes] + b1) + b2)
             + c + (my score - the other's score) / 10
@@ -128,6 +130,8 @@ def batch(samples: Sequence[Sample]) -> Batch:
 
 
 _NAMES: Final = ("Wp", "bp", "Wb", "bb", "W1", "b1", "W2", "b2", "v", "c")
+#: The second row layers' parameters (``row_layers=2``).
+_ROW2: Final = ("Wp2", "bp2", "Wb2", "bb2")
 
 
 @dataclass
@@ -138,12 +142,16 @@ class ValueNet:
     box_hidden: int = 32
     hidden: int = 128
     seed: int = 0
+    #: Layers each place and box row goes through before the sum (1 or 2).
+    row_layers: int = 1
     params: dict[str, np.ndarray] = field(default_factory=dict)
     _m: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _v: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _t: int = 0
 
     def __post_init__(self) -> None:
+        if self.row_layers not in (1, 2):
+            raise ValueError(f"row_layers must be 1 or 2, not {self.row_layers!r}")
         if self.params:
             return
         rng = np.random.default_rng(self.seed)
@@ -164,18 +172,30 @@ class ValueNet:
             "v": init(self.hidden, (self.hidden,)) * 0.1,
             "c": np.zeros(1),
         }
+        if self.row_layers == 2:
+            ph, bh = self.place_hidden, self.box_hidden
+            self.params |= {
+                "Wp2": init(ph, (ph, ph)),
+                "bp2": np.zeros(ph),
+                "Wb2": init(bh, (bh, bh)),
+                "bb2": np.zeros(bh),
+            }
 
     def _forward(self, x: Batch) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         P = self.params
-        hp = np.tanh(x.places @ P["Wp"] + P["bp"])
+        a: dict[str, np.ndarray] = {}
+        hp = a["hp"] = np.tanh(x.places @ P["Wp"] + P["bp"])
+        hb = a["hb"] = np.tanh(x.boxes @ P["Wb"] + P["bb"])
+        if self.row_layers == 2:
+            hp = a["hp2"] = np.tanh(hp @ P["Wp2"] + P["bp2"])
+            hb = a["hb2"] = np.tanh(hb @ P["Wb2"] + P["bb2"])
         sp = np.einsum("npk,np->nk", hp, x.place_mask) / _PLACE_POOL
-        hb = np.tanh(x.boxes @ P["Wb"] + P["bb"])
         sb = np.einsum("nbk,nb->nk", hb, x.box_mask) / _BOX_POOL
-        z = np.concatenate([x.features, sp, sb], axis=1)
-        h1 = np.tanh(z @ P["W1"] + P["b1"])
-        h2 = np.tanh(h1 @ P["W2"] + P["b2"])
+        z = a["z"] = np.concatenate([x.features, sp, sb], axis=1)
+        h1 = a["h1"] = np.tanh(z @ P["W1"] + P["b1"])
+        h2 = a["h2"] = np.tanh(h1 @ P["W2"] + P["b2"])
         y = h2 @ P["v"] + P["c"][0] + x.lead
-        return y, {"hp": hp, "hb": hb, "z": z, "h1": h1, "h2": h2}
+        return y, a
 
     def value(self, x: Batch) -> np.ndarray:
         """The value of each sample (tens of points, the observer's side)."""
@@ -220,10 +240,24 @@ class ValueNet:
         at = FEATURES
         dsp = dz[:, at : at + self.place_hidden] / _PLACE_POOL
         dsb = dz[:, at + self.place_hidden :] / _BOX_POOL
-        dp = dsp[:, None, :] * x.place_mask[:, :, None] * (1 - a["hp"] ** 2)
+        # the gradient at each row's output (before the sum), per row
+        dp = dsp[:, None, :] * x.place_mask[:, :, None]
+        db = dsb[:, None, :] * x.box_mask[:, :, None]
+        hp, hb = a["hp"], a["hb"]
+        if self.row_layers == 2:
+            ph, bh = self.place_hidden, self.box_hidden
+            dp = dp * (1 - a["hp2"] ** 2)
+            g["Wp2"] = hp.reshape(-1, ph).T @ dp.reshape(-1, ph)
+            g["bp2"] = dp.sum((0, 1))
+            dp = dp @ P["Wp2"].T
+            db = db * (1 - a["hb2"] ** 2)
+            g["Wb2"] = hb.reshape(-1, bh).T @ db.reshape(-1, bh)
+            g["bb2"] = db.sum((0, 1))
+            db = db @ P["Wb2"].T
+        dp = dp * (1 - hp**2)
         g["Wp"] = x.places.reshape(-1, PLACE_INPUTS).T @ dp.reshape(-1, self.place_hidden)
         g["bp"] = dp.sum((0, 1))
-        db = dsb[:, None, :] * x.box_mask[:, :, None] * (1 - a["hb"] ** 2)
+        db = db * (1 - hb**2)
         g["Wb"] = x.boxes.reshape(-1, BOX_INPUTS).T @ db.reshape(-1, self.box_hidden)
         g["bb"] = db.sum((0, 1))
         return loss, g
@@ -243,8 +277,9 @@ class ValueNet:
             self.params[name] -= lr * mhat / (np.sqrt(vhat) + 1e-8)
 
     def save(self, path: str) -> None:
-        sizes = np.array([self.place_hidden, self.box_hidden, self.hidden])
-        arrays = {"sizes": sizes, **{k: self.params[k].astype(np.float32) for k in _NAMES}}
+        sizes = np.array([self.place_hidden, self.box_hidden, self.hidden, self.row_layers])
+        names = _NAMES + (_ROW2 if self.row_layers == 2 else ())
+        arrays = {"sizes": sizes, **{k: self.params[k].astype(np.float32) for k in names}}
         np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
     @classmethod
@@ -253,9 +288,14 @@ class ValueNet:
             missing = [k for k in ("sizes", *_NAMES) if k not in data]
             if missing:
                 raise ValueError(f"{path}: not a value network (no {', '.join(missing)})")
-            ph, bh, h = (int(s) for s in data["sizes"])
-            params = {k: data[k].astype(np.float64) for k in _NAMES}
-        return cls(ph, bh, h, params=params)
+            # a network saved before ``row_layers`` has three sizes
+            ph, bh, h, rows = (*(int(s) for s in data["sizes"]), 1)[:4]
+            names = _NAMES + (_ROW2 if rows == 2 else ())
+            missing = [k for k in names if k not in data]
+            if missing:
+                raise ValueError(f"{path}: not a value network (no {', '.join(missing)})")
+            params = {k: data[k].astype(np.float64) for k in names}
+        return cls(ph, bh, h, row_layers=rows, params=params)
 
 
 __all__ = ["Batch", "Sample", "ValueNet", "batch", "cut"]
