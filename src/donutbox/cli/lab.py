@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import DonutboxError
 from ..usage import UsageError, check_seed, plural, printable
 from .common import _console_err, _deck_arg, _rules_from, warn
+
+if TYPE_CHECKING:
+    from ..lab.match import GameResult
+    from ..lab.sim import GameSpec
 
 
 def _agent_list(text: str) -> list[str]:
@@ -231,8 +235,36 @@ def _add_sim_options(
     )
 
 
+def _play_games(
+    command: str,
+    args: argparse.Namespace,
+    todo: list[GameSpec],
+    options: dict[str, dict[str, Any]],
+    agents: list[str],
+    what: str,
+) -> list[GameResult]:
+    """Play ``todo`` (game specs) on ``--jobs`` processes or the cluster,
+    with the progress bar and the ``--out`` log, for ``sim`` and
+    ``tournament``; ``lab.sim.Interrupted`` propagates (``_interrupted``)."""
+    from ..lab.sim import run_specs
+
+    log = None
+    try:
+        with _open_cluster(command, args, options, agents) as cluster:
+            # Once the games can start: a command line that cannot run
+            # says only why (one line).
+            _warn_small_sample(command, args.games, "", what)
+            progress, update = _progress_runner(len(todo), "games")
+            log, on_result = _progress_log(args.out)
+            with progress:
+                return run_specs(todo, args.jobs, update, on_result, cluster)
+    finally:
+        if log is not None:
+            log.close()
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
-    from ..lab.sim import Interrupted, run_specs, specs, summarize, summary_lines, write_outputs
+    from ..lab.sim import Interrupted, specs, summarize, summary_lines, write_outputs
 
     agents = _agent_list(args.players)
     _check_counts(args)
@@ -240,21 +272,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
     options = _agent_options(args)
     todo = specs(agents, args.games, _rules_from(args), args.seed, options, deck)
     _out_folder(args.out)
-    log = None
     try:
-        with _open_cluster("sim", args, options, agents) as cluster:
-            # Once the games can start: a command line that cannot run
-            # says only why (one line).
-            _warn_small_sample("sim", args.games, "", "the win rates")
-            progress, update = _progress_runner(len(todo), "games")
-            log, on_result = _progress_log(args.out)
-            with progress:
-                results = run_specs(todo, args.jobs, update, on_result, cluster)
+        results = _play_games("sim", args, todo, options, agents, "the win rates")
     except Interrupted as stopped:
         return _interrupted("sim", stopped, args.out)
-    finally:
-        if log is not None:
-            log.close()
     summary = summarize(results)
     for line in summary_lines(summary):
         print(line)

@@ -16,11 +16,8 @@ from .lab import (
     _agent_options,
     _check_counts,
     _interrupted,
-    _open_cluster,
     _out_folder,
-    _progress_log,
-    _progress_runner,
-    _warn_small_sample,
+    _play_games,
 )
 
 if TYPE_CHECKING:
@@ -82,7 +79,7 @@ def _extension(
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     from ..ai.catalogue import OPTIONAL
-    from ..lab.sim import Interrupted, run_specs, write_games
+    from ..lab.sim import Interrupted, write_games
     from ..lab.tournament import ladder, ladder_lines, pair_table, round_robin
 
     _check_counts(args)
@@ -98,19 +95,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         agents, earlier, todo = _extension(args, rules, options)
     _out_folder(args.out)
     listed = [a.split(":")[0] for a in agents if a not in OPTIONAL]
-    log = None
     try:
-        with _open_cluster("tournament", args, options, listed) as cluster:
-            _warn_small_sample("tournament", args.games, "", "the ratings")
-            progress, update = _progress_runner(len(todo), "games")
-            log, on_result = _progress_log(args.out)
-            with progress:
-                results = run_specs(todo, args.jobs, update, on_result, cluster)
+        results = _play_games("tournament", args, todo, options, listed, "the ratings")
     except Interrupted as stopped:
         return _interrupted("tournament", stopped, args.out)
-    finally:
-        if log is not None:
-            log.close()
     results = earlier + results
     rows = ladder(results, agents)
     lines = list(ladder_lines(rows, pair_table(results, agents)))
