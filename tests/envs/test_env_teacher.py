@@ -205,6 +205,22 @@ def test_search_labels_are_the_roots_values_as_margins() -> None:
         assert 1.0 / (1.0 + np.exp(-value * 10.0 / 20.0)) == pytest.approx(mean, abs=1e-9)
 
 
+def test_search_labels_include_the_move_the_learner_values_most() -> None:
+    game = _position(seed=3, plies=14)
+    me = game.to_move
+    assert me is not None
+    net = ValueNet(seed=3)
+    moves = game.legal_moves()
+    favourite = moves[int(np.argmax(afterstate_values(net, game, me, moves)))]
+    root = [m for m, _, _ in _searcher().search(game.view(me), random.Random(4))]
+    assert favourite not in root  # the search alone would not value it
+    labels = search_labels(game, _searcher(), random.Random(4), net)
+    after = game.copy()
+    after.play(favourite)
+    assert len(labels) == len(root) + 1
+    assert any(_same(sample, observe(after, me)) for sample, _ in labels)
+
+
 def test_search_labels_do_not_read_the_other_players_hidden_cards() -> None:
     game = _position(seed=7, plies=12)
     me = game.to_move

@@ -407,8 +407,8 @@ def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
     on ``--jobs`` processes while this one fits; the budget counts every
     process's CPU time."""
     search = args.search_seconds if args.target == "search" else 0.0
-    # the search labels its root's candidates (16 at most, ``root_width``)
-    per_turn = 16 if search else args.top + args.extra + args.student
+    # the search labels its root's candidates (16, ``root_width``, and one)
+    per_turn = 17 if search else args.top + args.extra + args.student
     data: _Buffer[Turn] = _Buffer(args.buffer // per_turn)
     turns_a_batch = max(1, args.batch // per_turn)
     rng = np.random.default_rng(args.seed)
@@ -435,7 +435,7 @@ def _teacher_rounds(net: ValueNet, args: argparse.Namespace) -> None:
                     extra=args.extra,
                     student=args.student,
                     box_its=args.box_its,
-                    params=params if learner_plays or (args.student and not search) else None,
+                    params=params if learner_plays or args.student else None,
                     search=search,
                 )
             )

@@ -20,11 +20,11 @@ the trainer can afford because it sees the whole game:
   game ends, in tens of points.
 
 ``--target search`` labels instead with the root values of ``hard``'s
-search (``search_labels``): every candidate of its root, valued by the
-mean of its search over worlds sampled from the mover's own view (no
-privileged information), the mean (a winning value in 0..1) turned back
-into a margin in tens of points.  It costs about ``search`` CPU-seconds a
-turn.
+search (``search_labels``): every candidate of its root (and the move the
+learner values most, made one), valued by the mean of its search over
+worlds sampled from the mover's own view (no privileged information), the
+mean (a winning value in 0..1) turned back into a margin in tens of
+points.  It costs about ``search`` CPU-seconds a turn.
 
 The learner reads only its own observation, so the most it can learn is
 the value's expectation over what it cannot see, as a teacher that samples
@@ -136,23 +136,30 @@ def label_turn(
 _CLIP = 0.005
 
 
-def search_labels(game: Game, searcher: MctsAgent, rng: random.Random) -> list[Labelled]:
+def search_labels(
+    game: Game, searcher: MctsAgent, rng: random.Random, net: ValueNet | None = None
+) -> list[Labelled]:
     """The labels of the mover's turn in ``game`` from ``searcher``'s root
     candidates: each one's afterstate observation with its mean search
     value ``p`` as a margin, ``MARGIN_SCALE * ln(p / (1 - p))`` points
-    (the inverse of the search's squashing), in tens of points; a move
-    that ends the game gets its final score difference."""
+    (the inverse of the search's squashing), in tens of points.  Moves
+    that end the game are left out (the agent scores them itself).  With
+    ``net``, the move the learner values most is made a candidate too."""
     seat = game.to_move
     assert seat is not None
     view = game.view(seat)
-    if len(view.legal_moves()) < 2:
+    moves = view.legal_moves()
+    if len(moves) < 2:
         return []
+    favourite = None
+    if net is not None:
+        favourite = moves[int(np.argmax(afterstate_values(net, game, seat, moves)))]
     out: list[Labelled] = []
-    for move, _visits, mean in searcher.search(view, rng):
+    for move, _visits, mean in searcher.search(view, rng, include=favourite):
         after = game.copy()
         after.play(move)
         if after.finished:
-            continue  # the learner's agent scores these itself
+            continue
         p = min(max(mean, _CLIP), 1.0 - _CLIP)
         out.append((observe(after, seat), MARGIN_SCALE * math.log(p / (1.0 - p)) / 10.0))
     return out
@@ -204,7 +211,7 @@ def play_and_label(order: GameOrder) -> tuple[list[Turn], float]:
         seat = game.to_move
         assert seat is not None
         if searcher is not None:
-            turn = search_labels(game, searcher, rng)
+            turn = search_labels(game, searcher, rng, net if order.student else None)
         else:
             turn = label_turn(
                 game, reply, rng, order.top, order.extra, net, order.student, order.box_its
