@@ -219,3 +219,36 @@ def test_review_on_a_phone_board_then_the_mark_and_steps_then_graph_then_moves(
     page.emulate_media(color_scheme="dark")
     page.screenshot(animations="disabled", path=str(SCRATCH / "review-phone-dark.png"))
     page.context.close()
+
+
+def test_review_on_a_tablet_board_beside_the_mark_steps_graph_and_moves(
+    live: str, chromium: Any
+) -> None:
+    # 820x800: a tablet held upright, between the phone's one column
+    # (720 px and less) and the review that keeps to the screen (900 and
+    # up): the table's two columns, the page scrolling.
+    done, marked, n = _analysed_long_game(live)
+    page = page_for(chromium, f"{live}/#game={done['id']}", done["owner_token"], width=820)
+    expect(page.locator("#analysis-graph")).to_be_attached()
+    page.click("#btn-replay")
+    page.locator("#rp-next").focus()
+    page.keyboard.press("n")
+    expect(page.locator("#rp-ply")).to_have_text(f"move {marked[0]} of {n}")
+    m = _measure(page)
+    board = m["board"]
+    assert board is not None and board["right"] <= 820
+    # the side column beside the board, in the order of the phone's column
+    for part in ("best", "next", "graph", "log"):
+        assert m[part] is not None and m[part]["left"] >= board["right"] - 1, (part, m)
+    tops = [m[p]["top"] for p in ("best", "next", "graph", "log")]
+    assert tops == sorted(tops), m
+    # the marked move's text and the step buttons on the first screen
+    assert _inside(m["best"], 0, m["inner"]) and _inside(m["next"], 0, m["inner"]), m
+    assert _inside(m["nextMark"], 0, m["inner"]), m
+    # nothing wider than the screen
+    assert page.evaluate("() => document.scrollingElement.scrollWidth") <= 820
+    donuts_drawn(page)
+    page.screenshot(animations="disabled", path=str(SCRATCH / "review-820.png"))
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(animations="disabled", path=str(SCRATCH / "review-820-dark.png"))
+    page.context.close()
