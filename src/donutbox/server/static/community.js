@@ -477,7 +477,9 @@ subscribe(() => setTimeout(() => {
   const s = store.state;
   const body = $("#summary-body");
   if (!me.user || !body || !s || !s.finished || s.mode !== "online" || !s.rated || s.player < 0) return;
-  if (!body.querySelector(".rating-after")) body.append(h("p", { className: "rating-after" }, ratingAfter(s.id)));
+  // (an aborted game is never settled: nothing to wait for)
+  const rating = s.ended_by === "aborted" ? "Your rating: unchanged (an aborted game is not rated)." : ratingAfter(s.id);
+  if (!body.querySelector(".rating-after")) body.append(h("p", { className: "rating-after" }, rating));
   if (body.querySelector(".report")) return;
   body.append(reportForm(s.players.filter((_, p) => p !== s.player), s.id));
 }, 0));

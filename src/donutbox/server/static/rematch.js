@@ -4,9 +4,12 @@
 // player sees the offer (pushed on their lobby socket: here, and in the
 // lobby's "Rematches offered") with *Accept* and *Decline*; once all have
 // accepted, the lobby takes every page of theirs to the new game
-// (follow.js).
+// (follow.js).  A game aborted because a player never arrived offers
+// *Find a new opponent* instead: quick match with the same rules, number
+// of players and clock (lichess's "New opponent"), the lobby taking the
+// page to the game once paired.
 
-import { $, h, button, showError } from "./dom.js";
+import { $, h, button, showError, showNotice } from "./dom.js";
 import { me, call } from "./account.js";
 import { store, subscribe } from "./store.js";
 
@@ -49,6 +52,27 @@ export function rematchesPushed(list) {
   drawEnd();
 }
 
+// The time control an aborted game was made with, as quick match takes it:
+// the clock never ran, so each human seat's time left is its whole time.
+export function clockOf(c) {
+  if (!c) return null;
+  if (c.days) return { days: c.days };
+  const ms = Math.max(...c.remaining_ms.filter((x) => x !== null));
+  return { minutes: ms / 60000, increment: c.increment_ms / 1000 };
+}
+
+function newOpponent(s) {
+  return button("Find a new opponent", async () => {
+    const body = { ...s.rules, players: s.players.length };
+    const clock = clockOf(s.clock);
+    if (clock) body.clock = clock;
+    try {
+      const r = await call("/api/lobby/queue", body);
+      showNotice(r.game ? "Matched: your game is starting…" : "Waiting for a quick match: your game opens here once you are paired (Community shows the queue).");
+    } catch (err) { showError(err.message); }
+  }, { id: "btn-new-opponent", title: "Quick match (rated) with the same rules, players and clock" });
+}
+
 function endable(s) {
   return Boolean(me.user) && s && s.finished && s.mode === "online" && store.online && s.player >= 0;
 }
@@ -74,7 +98,8 @@ function drawEnd() {
     body.prepend(box);
   }
   const p = h("p", { className: "rematch" });
-  p.append(...rematchControls(r, me.user.name));
+  // Nobody to play again with when someone never came: a new opponent.
+  p.append(...(s.ended_by === "aborted" ? [newOpponent(s)] : rematchControls(r, me.user.name)));
   box.replaceChildren(p);
 }
 
