@@ -90,6 +90,12 @@ def test_a_player_who_twice_never_arrives_has_rated_play_paused(app, monkeypatch
     _arrive(app, game, tokens[0])
     record = _aborted(app, game)
     assert record.meta["aborted"] is True and record.meta["absent"] == [1]
+    # No rematch of it: it would wait for Bob again.
+    r = ann.post(f"/api/rematch/{game}")
+    assert r.status_code == 409
+    assert r.json()["detail"] == (
+        "rematch: the game was aborted (not every player arrived); find a new opponent"
+    )
     # The first no-show is forgiven: both may queue (and leave the queue),
     # and the lobby shows no pause.
     assert bob.get("/api/lobby").json()["rated_pause"] is None

@@ -225,6 +225,10 @@ async def rematch(game_id: str, me: Me, c: CommunityDep, hub: HubDep) -> dict[st
     game = load(stored.record)
     if not forfeits.over(game):
         raise Conflict("rematch: the game is still being played")
+    if forfeits.aborted(game):  # a rematch would wait for the one who never came
+        raise Conflict(
+            "rematch: the game was aborted (not every player arrived); find a new opponent"
+        )
     standing = await asyncio.to_thread(r.describe, game_id)
     if standing["new_game"] is not None:  # made already: nothing more to do
         return standing
