@@ -8,23 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from env_helpers import position
 
 from donutbox.ai import make_agent
 from donutbox.core import DonutboxError, Game
 from donutbox.envs import afterstate
 from donutbox.envs.afterstate import AfterstateAgent, afterstate_values, observe, record_game
 from donutbox.envs.valuenet import ValueNet, batch
-
-
-def _position(seed: int = 5, plies: int = 12) -> Game:
-    game = Game.new(seed=seed)
-    agent = make_agent("greedy")
-    rng = random.Random(seed)
-    for _ in range(plies):
-        p = game.to_move
-        assert p is not None
-        game.play(agent.choose(game.view(p), rng))
-    return game
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +82,7 @@ def test_the_within_turn_loss_ignores_what_a_turns_moves_share(recorded: list) -
 
 
 def test_the_values_do_not_depend_on_the_other_players_hidden_cards() -> None:
-    game = _position()
+    game = position()
     me = game.to_move
     assert me is not None
     other = 1 - me
@@ -162,7 +152,7 @@ def test_a_saved_network_loads_with_the_same_values(
 
 def test_the_shipped_network_is_an_agent() -> None:
     agent = make_agent("learned")
-    game = _position(seed=8, plies=6)
+    game = position(seed=8, plies=6)
     p = game.to_move
     assert p is not None
     assert game.is_legal(agent.choose(game.view(p), random.Random(0)))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from env_helpers import position
 
 from donutbox.ai import make_agent
 from donutbox.ai.evaluate import margin
@@ -25,17 +26,6 @@ from donutbox.envs.teacher import (
     two_ply_value,
 )
 from donutbox.envs.valuenet import Sample, ValueNet
-
-
-def _position(seed: int, plies: int) -> Game:
-    game = Game.new(seed=seed)
-    agent = make_agent("greedy")
-    rng = random.Random(seed)
-    for _ in range(plies):
-        p = game.to_move
-        assert p is not None
-        game.play(agent.choose(game.view(p), rng))
-    return game
 
 
 def _same(a: Sample, b: Sample) -> bool:
@@ -59,7 +49,7 @@ def _hidden_changed(game: Game, other: int) -> Game:
 
 
 def test_a_label_is_the_margin_after_the_heuristics_reply() -> None:
-    game = _position(seed=4, plies=10)
+    game = position(seed=4, plies=10)
     me = game.to_move
     assert me is not None
     heuristic = make_agent("heuristic")
@@ -101,7 +91,7 @@ def test_a_move_that_ends_the_game_is_its_final_score_difference() -> None:
 
 
 def test_the_inputs_do_not_depend_on_the_other_players_hidden_cards() -> None:
-    game = _position(seed=5, plies=12)
+    game = position(seed=5, plies=12)
     me = game.to_move
     assert me is not None
     changed = _hidden_changed(game, 1 - me)
@@ -114,7 +104,7 @@ def test_the_inputs_do_not_depend_on_the_other_players_hidden_cards() -> None:
 
 
 def test_the_moves_the_learner_values_most_are_labelled() -> None:
-    game = _position(seed=6, plies=14)
+    game = position(seed=6, plies=14)
     me = game.to_move
     assert me is not None
     net = ValueNet(seed=7)
@@ -136,7 +126,7 @@ def test_the_moves_the_learner_values_most_are_labelled() -> None:
 def test_every_box_it_is_labelled() -> None:
     heuristic = make_agent("heuristic")
     for seed in range(3, 40):
-        game = _position(seed=seed, plies=16)
+        game = position(seed=seed, plies=16)
         me = game.to_move
         assert me is not None
         boxes = [m for m in game.legal_moves() if m.kind == "box"]
@@ -190,7 +180,7 @@ def _searcher() -> MctsAgent:
 
 
 def test_search_labels_are_the_roots_values_as_margins() -> None:
-    game = _position(seed=6, plies=14)
+    game = position(seed=6, plies=14)
     me = game.to_move
     assert me is not None
     labels = search_labels(game, _searcher(), random.Random(4))
@@ -206,7 +196,7 @@ def test_search_labels_are_the_roots_values_as_margins() -> None:
 
 
 def test_search_labels_include_the_move_the_learner_values_most() -> None:
-    game = _position(seed=3, plies=14)
+    game = position(seed=3, plies=14)
     me = game.to_move
     assert me is not None
     net = ValueNet(seed=3)
@@ -222,7 +212,7 @@ def test_search_labels_include_the_move_the_learner_values_most() -> None:
 
 
 def test_search_labels_do_not_read_the_other_players_hidden_cards() -> None:
-    game = _position(seed=7, plies=12)
+    game = position(seed=7, plies=12)
     me = game.to_move
     assert me is not None
     changed = _hidden_changed(game, 1 - me)
