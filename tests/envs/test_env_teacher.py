@@ -171,6 +171,9 @@ def test_an_evaluation_on_two_processes_plays_the_same_games(tmp_path: Path) -> 
     assert one.games == two.games == direct.games == 6
     assert one.wins == two.wins == direct.wins
     assert cpu > 0.0
+    # deals 2 to 4 (--first-deal 2): the same games as evaluate's from 500,002
+    later, _ = afterstate.evaluate_file(str(path), "greedy", 3, 2, first=2)
+    assert later.wins == afterstate.evaluate(afterstate.make(str(path)), "greedy", 3, 500_002).wins
 
 
 def _searcher() -> MctsAgent:
@@ -227,6 +230,7 @@ def test_search_labels_do_not_read_the_other_players_hidden_cards() -> None:
     ("argv", "reason"),
     [
         (["--search-seconds", "0"], "--search-seconds must be above 0"),
+        (["--evaluate", "x.npz", "--first-deal", "-1"], "--first-deal must be from 0"),
         (["--jobs", "0"], "--jobs must be from 1 to 64"),
         (["--top", "0", "--extra", "0", "--student", "0"], "label no move"),
         (["--target", "luck"], "invalid choice"),

@@ -154,10 +154,16 @@ def _evaluate_share(job: tuple[str, str, int, int]) -> tuple[float, float]:
     return score.wins, time.process_time() - t0
 
 
-def evaluate_file(path: str, opponent: str, deals: int, jobs: int) -> tuple[Score, float]:
-    """``evaluate`` of the network at ``path`` (the same deals and draws),
-    on ``jobs`` processes; the score and the CPU seconds of all of them."""
-    shares = [(path, opponent, k * deals // jobs, (k + 1) * deals // jobs) for k in range(jobs)]
+def evaluate_file(
+    path: str, opponent: str, deals: int, jobs: int, first: int = 0
+) -> tuple[Score, float]:
+    """``evaluate`` of the network at ``path`` on deals ``first`` to
+    ``first + deals - 1`` (the same deals and draws as ``evaluate``), on
+    ``jobs`` processes; the score and the CPU seconds of all of them."""
+    shares = [
+        (path, opponent, first + k * deals // jobs, first + (k + 1) * deals // jobs)
+        for k in range(jobs)
+    ]
     work = [(p, o, a, b - a) for p, o, a, b in shares if b > a]
     if jobs == 1:
         results = [_evaluate_share(w) for w in work]
@@ -308,9 +314,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="save the network (.npz) at every evaluation")
     ap.add_argument("--evaluate", metavar="NPZ", default=None, help="only evaluate this network")
     ap.add_argument("--deals", type=int, default=100, help="paired deals of --evaluate")
+    ap.add_argument(
+        "--first-deal",
+        type=int,
+        default=0,
+        help="the first of --evaluate's deals (the curve's are 0 to --eval-deals - 1)",
+    )
     args = ap.parse_args(argv)
     problem = (
         _bounded(args, ("games", "steps", "batch", "buffer", "eval_deals", "deals"), 1_000_000)
+        or _bounded(args, ("first_deal",), 1_000_000)
         or _bounded(args, ("explore", "self_share"), 1.0)
         or _bounded(args, ("top", "extra", "student", "within"), 1_000)
         or _bounded(args, ("jobs",), 64)
@@ -338,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m donutbox.envs.afterstate: {err}", file=sys.stderr)
         return 2
     if args.evaluate:
-        score, cpu = evaluate_file(args.evaluate, args.opponent, args.deals, args.jobs)
+        score, cpu = evaluate_file(
+            args.evaluate, args.opponent, args.deals, args.jobs, args.first_deal
+        )
         print(f"{args.evaluate} vs {args.opponent}: {score.text()}  ({cpu / 60:.1f} CPU min)")
         return 0
     net = start_net or ValueNet(seed=args.seed, row_layers=args.row_layers)
