@@ -1,9 +1,10 @@
 """A learned baseline: an afterstate value network, TD-Gammon style, in numpy.
 
-    python -m donutbox.envs.afterstate [--target teacher|outcome] [--jobs 2]
-        [--cpu-minutes 60] [--out value.npz] [--eval-every 10] [--eval-deals 20]
+    python -m donutbox.envs.afterstate [--target teacher|search|outcome] [--jobs 2]
+        [--row-layers 1|2] [--init net.npz] [--cpu-minutes 60] [--out value.npz]
+        [--eval-every 10] [--eval-deals 20]
     python -m donutbox.envs.afterstate --evaluate value.npz --deals 100
-        [--opponent heuristic]
+        [--first-deal 0] [--opponent heuristic]
 
 **Acting.**  The agent (``AfterstateAgent``, ``make_agent("learned")``)
 samples one world consistent with its view (``core.worlds.sample_world``:
@@ -33,6 +34,12 @@ learns what its own choices lead to.  What a kept observation learns is
   ``--within`` times the loss of the errors less their turn's mean, which
   is what tells a turn's moves apart.  The games are
   played and labelled on ``--jobs`` processes while the network fits.
+- ``search`` (``teacher.search_labels``): the same, but a turn's labels
+  are the root candidates of ``hard``'s search from the mover's own view
+  (``--search-seconds`` CPU-seconds a turn) and the learner's favourite,
+  each with its mean search value as a margin.  The reference run of
+  docs/research.md learns with ``teacher``, then with ``search`` from that
+  network (``--init``).
 - ``outcome``: every mover's observation after each of its moves, with the
   game's final score difference from its side (tens of points); minibatches
   of ``--batch``, mean squared error.  One process.
