@@ -82,6 +82,10 @@ def test_an_aborted_game_finds_a_new_opponent_with_the_same_settings(
     assert ann.text_content("#summary-body .rating-after") == (
         "Your rating: unchanged (an aborted game is not rated)."
     )
+    # nothing to replay or analyse before the first move; the record exports
+    assert ann.is_hidden("#btn-replay") and ann.is_hidden("#btn-analyse")
+    assert ann.is_visible("#btn-export")
+    assert "Every box that scored" not in ann.text_content("#summary-body")  # none did
     ann.screenshot(path=str(SHOTS / "aborted-new-opponent.png"))
     ann.click("#btn-new-opponent")  # (the end screen is drawn anew on each change)
     ann.wait_for_function(

@@ -29,7 +29,7 @@ export function analysedMove(i) {
 }
 
 function analysable(s) {
-  return Boolean(s) && s.finished && (store.online ? s.player >= 0 : s.mode !== "online");
+  return Boolean(s) && s.finished && s.history.length > 0 && (store.online ? s.player >= 0 : s.mode !== "online");
 }
 
 let polling = null;

@@ -187,14 +187,16 @@ function drawSummary(s) {
   const tied = s.scores.filter((x) => x === top).length;
   if (tied > s.winners.length && !gone.length && s.ended_by !== "aborted") body.append(h("p", {}, `Tied on ${top} points: the tiebreak, most boxes delivered, decided it.`));
   if (typeof s.takebacks === "number" && s.takebacks > 0) body.append(h("p", {}, `${s.takebacks} takeback${s.takebacks === 1 ? "" : "s"}.`));
-  const details = h("details");
-  details.append(h("summary", {}, "Every box that scored"));
-  const ul = h("ul");
-  for (const d of s.deliveries) {
-    ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
+  if (s.deliveries.length) { // (none in a game aborted before its first move)
+    const details = h("details");
+    details.append(h("summary", {}, "Every box that scored"));
+    const ul = h("ul");
+    for (const d of s.deliveries) {
+      ul.append(h("li", {}, `${d.how}${d.ply === null ? "" : " at move " + (d.ply + 1)}: ${d.size} donuts, ${d.points} points to ${names(d.to)}`));
+    }
+    details.append(ul);
+    body.append(details);
   }
-  details.append(ul);
-  body.append(details);
   $("#btn-rematch").hidden = Boolean(store.online) || s.mode === "online";
 }
 

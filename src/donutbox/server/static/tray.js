@@ -90,5 +90,6 @@ export function drawActions(send) {
   // Hints are for local games: online, the opponent has not agreed to them.
   $("#btn-hint").hidden = Boolean(store.online) || tutorialOn() || !playing || !myTurn(s) || s.thinking || !s.legal.length || cover;
   $("#btn-export").hidden = !s.finished;
-  $("#btn-replay").hidden = !s.finished;
+  // (a game aborted before its first move has nothing to replay)
+  $("#btn-replay").hidden = !s.finished || !s.history.length;
 }
