@@ -198,6 +198,17 @@ def donuts_drawn(page: Any) -> None:
     )
 
 
+def sign_up(page: Any, name: str, password: str = "a long enough password") -> None:
+    """A new account ``name``, signed up through the Community page of
+    ``page`` (which then shows it signed in)."""
+    page.click("#btn-community")
+    page.fill("#sign-in input[name=name]", name)
+    page.fill("#sign-in input[name=password]", password)
+    page.click("#btn-sign-up")
+    page.wait_for_selector("#me-name")
+    assert page.text_content("#me-name") == name
+
+
 def page_for(
     browser: Any, url: str, owner: str | None = None, width: int = 1280, motion: bool = False
 ) -> Any:

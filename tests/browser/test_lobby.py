@@ -11,16 +11,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from conftest import SHOTS, get, page_for, play_to_the_end
-
-
-def _sign_up(page: Any, name: str) -> None:
-    page.click("#btn-community")
-    page.fill("#sign-in input[name=name]", name)
-    page.fill("#sign-in input[name=password]", "a long enough password")
-    page.click("#btn-sign-up")
-    page.wait_for_selector("#me-name")
-    assert page.text_content("#me-name") == name
+from conftest import SHOTS, get, page_for, play_to_the_end, sign_up
 
 
 def _link(page: Any, not_game: str = "") -> str:
@@ -41,8 +32,8 @@ def test_two_strangers_meet_play_a_rated_game_and_find_it_in_their_history(
     names = [f"ann{tag}", f"bob{tag}"]
     ann = page_for(chromium, live)
     bob = page_for(chromium, live, width=390)
-    _sign_up(ann, names[0])
-    _sign_up(bob, names[1])
+    sign_up(ann, names[0])
+    sign_up(bob, names[1])
     # Ann opens a table; Bob sees it (live: the lobby socket) and joins.
     ann.click("#btn-open-table")
     bob.wait_for_selector(f"li.lobby-table[data-host='{names[0]}'] button.join")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, donuts_drawn, page_for, play_to_the_end, post
+from conftest import SHOTS, donuts_drawn, page_for, play_to_the_end, post, sign_up
 
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
 AXE = axe_sync.Axe()
@@ -28,14 +28,6 @@ A_GAME_SHOWN = (
     "() => location.hash.startsWith('#/online/') && !document.querySelector('#play').hidden"
     " && window.donutbox.state !== null"
 )
-
-
-def _sign_up(page: Any, name: str) -> None:
-    page.click("#btn-community")
-    page.fill("#sign-in input[name=name]", name)
-    page.fill("#sign-in input[name=password]", "a long enough password")
-    page.click("#btn-sign-up")
-    page.wait_for_selector("#me-name")
 
 
 def _game_of(page: Any) -> tuple[str, str]:
@@ -79,8 +71,8 @@ def test_a_table_that_fills_takes_every_page_of_both_players_to_the_game(
     tag = secrets.token_hex(3)
     ann = page_for(chromium, live)
     bob = page_for(chromium, live, width=390)
-    _sign_up(ann, f"ann{tag}")
-    _sign_up(bob, f"bob{tag}")
+    sign_up(ann, f"ann{tag}")
+    sign_up(bob, f"bob{tag}")
     # A second tab of Ann's (the same browser: her session), on another screen.
     ann2 = ann.context.new_page()
     ann2.emulate_media(reduced_motion="reduce")
@@ -114,8 +106,8 @@ def test_quick_match_takes_the_waiting_player_and_the_other_to_the_game(
     tag = secrets.token_hex(3)
     ann = page_for(chromium, live)
     bob = page_for(chromium, live, width=390)
-    _sign_up(ann, f"qa{tag}")
-    _sign_up(bob, f"qb{tag}")
+    sign_up(ann, f"qa{tag}")
+    sign_up(bob, f"qb{tag}")
     ann.click("#btn-quick-match")
     ann.wait_for_selector("#queued")  # Ann waits
     bob.click("#btn-quick-match")
@@ -137,8 +129,8 @@ def test_after_a_game_replay_profiles_and_a_rematch_accepted_by_both(
     names = [f"ra{tag}", f"rb{tag}"]
     ann = page_for(chromium, live)
     bob = page_for(chromium, live, width=390)
-    _sign_up(ann, names[0])
-    _sign_up(bob, names[1])
+    sign_up(ann, names[0])
+    sign_up(bob, names[1])
     ann.click("#btn-open-table")
     bob.click(f"li.lobby-table[data-host='{names[0]}'] button.join")
     for page in (ann, bob):

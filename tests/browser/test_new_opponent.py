@@ -16,21 +16,13 @@ from typing import Any
 from sqlalchemy import create_engine, update
 from sqlalchemy.orm import Session
 
-from conftest import SHOTS, page_for
+from conftest import SHOTS, page_for, sign_up
 from donutbox.server.storage import GameRow
 
 A_GAME_SHOWN = (
     "() => location.hash.startsWith('#/online/') && !document.querySelector('#play').hidden"
     " && window.donutbox.state !== null"
 )
-
-
-def _sign_up(page: Any, name: str) -> None:
-    page.click("#btn-community")
-    page.fill("#sign-in input[name=name]", name)
-    page.fill("#sign-in input[name=password]", "a long enough password")
-    page.click("#btn-sign-up")
-    page.wait_for_selector("#me-name")
 
 
 def _queue_without_a_page(page: Any, url: str) -> None:
@@ -62,9 +54,9 @@ def test_an_aborted_game_finds_a_new_opponent_with_the_same_settings(
     ann = page_for(chromium, shared_server.url)
     bob = page_for(chromium, shared_server.url)
     cat = page_for(chromium, shared_server.url, width=390)
-    _sign_up(ann, f"nan{tag}")
-    _sign_up(bob, f"nbo{tag}")
-    _sign_up(cat, f"nca{tag}")
+    sign_up(ann, f"nan{tag}")
+    sign_up(bob, f"nbo{tag}")
+    sign_up(cat, f"nca{tag}")
     _queue_without_a_page(bob, shared_server.url)
     ann.click("#btn-quick-match")
     ann.wait_for_function(A_GAME_SHOWN)  # paired with Bob: Ann arrives, Bob never

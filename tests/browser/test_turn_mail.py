@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHOTS, fresh_page, page_for, post
+from conftest import SHOTS, fresh_page, page_for, post, sign_up
 
 pytest.importorskip("aiosmtpd")
 from mail_helpers import Mailbox, link, smtp_server, unsubscribe_url
@@ -38,14 +38,6 @@ def _get(url: str, token: str) -> dict[str, Any]:
     req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())  # type: ignore[no-any-return]
-
-
-def _sign_up(page: Any, name: str) -> None:
-    page.click("#btn-community")
-    page.fill("#sign-in input[name=name]", name)
-    page.fill("#sign-in input[name=password]", PASSWORD)
-    page.click("#btn-sign-up")
-    page.wait_for_selector("#me-name")
 
 
 def _open_email_settings(page: Any) -> None:
@@ -102,7 +94,7 @@ def test_a_turn_based_invitation_game_by_email(
         bob = page_for(chromium, live, width=390)
         pages = [ann, bob]
         for page, name, address in zip(pages, names, addresses, strict=True):
-            _sign_up(page, name)
+            sign_up(page, name, PASSWORD)
             _confirm_email(page, box, address)
         # Ann opens a turn-based table and invites Bob: he is emailed.
         ann.select_option("#new-table select[name=clock]", "1d")
@@ -190,8 +182,8 @@ def test_a_missed_deadline_ends_a_rated_turn_based_game_in_the_page(
         ).url
         cy = page_for(chromium, live)
         di = page_for(chromium, live)
-        _sign_up(cy, names[0])
-        _sign_up(di, names[1])
+        sign_up(cy, names[0], PASSWORD)
+        sign_up(di, names[1], PASSWORD)
         cy.select_option("#new-table select[name=clock]", "1d")
         cy.click("#btn-open-table")
         di.click(f"li.lobby-table[data-host='{names[0]}'] button.join")
