@@ -17,11 +17,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from test_lobby import _sign_up
 from test_online import _play_one, _state, _wait_connected
 
 import donutbox
-from conftest import SHOTS, page_for
+from conftest import SHOTS, page_for, sign_up
 
 #: The source tree under test (the one this interpreter imports).
 SRC = Path(donutbox.__file__).resolve().parents[1]
@@ -85,7 +84,7 @@ def test_a_person_challenges_a_bot_from_its_profile_and_plays_it_to_the_end(
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.2)
         page = page_for(chromium, live)
-        _sign_up(page, person)
+        sign_up(page, person)
         page.fill("#play-bot input[name=bot]", bot)
         page.click("#btn-open-bot")
         card = page.wait_for_selector("#bot-card")
@@ -94,7 +93,7 @@ def test_a_person_challenges_a_bot_from_its_profile_and_plays_it_to_the_end(
             page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
             page.screenshot(path=str(SHOTS / f"bot-card-desktop-{scheme}.png"))
         phone = page_for(chromium, live, width=390)
-        _sign_up(phone, f"ph{tag}")
+        sign_up(phone, f"ph{tag}")
         phone.fill("#play-bot input[name=bot]", bot)
         phone.click("#btn-open-bot")
         phone.wait_for_selector("#bot-card")
